@@ -1,0 +1,27 @@
+"""Shared fixtures. Every test runs with WOLLI_HOME in a temporary folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.loopback import LoopbackServer
+
+
+@pytest.fixture(autouse=True)
+def wolli_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("wolli_home")
+    monkeypatch.setenv("WOLLI_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    for var in (
+        "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
+        "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "WOLLI_AGENT",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def loopback():
+    server = LoopbackServer()
+    yield server
+    server.close()

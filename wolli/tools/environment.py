@@ -1,0 +1,162 @@
+"""The Environment seam: where the built-in tools' reads, writes and commands land.
+
+Every built-in tool takes one :class:`Environment` instead of touching the disk or spawning
+processes itself, so an extension can point the tools at a sandbox or a remote machine by
+wrapping or replacing a few methods (``dataclasses.replace``-style copies via
+:meth:`Environment.derive`). :func:`create_host_environment` is the unconfined local one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import stat as stat_module
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(slots=True)
+class FileStat:
+    size: int
+    mtime: float
+    is_file: bool
+    is_dir: bool
+    is_symlink: bool
+    mode: int = 0
+
+
+@dataclass(slots=True)
+class DirEntry:
+    name: str
+    is_file: bool
+    is_dir: bool
+    is_symlink: bool
+
+
+@dataclass
+class ExecOptions:
+    timeout: float | None = None  # seconds; on expiry the whole process tree is killed
+    signal: Any = None  # AbortSignal; abort kills the whole process tree
+    # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
+    # the result's ``output`` stays empty: the caller keeps what it needs.
+    on_data: Callable[[bytes], None] | None = None
+    env: dict[str, str] | None = None  # extra environment variables
+
+
+@dataclass
+class ExecResult:
+    exit_code: int | None  # None when killed
+    output: str = ""  # combined stdout+stderr (only when no on_data was given)
+    timed_out: bool = False
+    aborted: bool = False
+
+
+@dataclass
+class Environment:
+    """A run target. Override any member with :meth:`derive` to delegate it elsewhere."""
+
+    id: str
+    cwd: str
+    shell_path: str | None = None
+
+    # ------------------------------------------------------------------ paths
+
+    def resolve_path(self, path: str) -> str:
+        """Absolute path for a tool argument: strips a leading ``@``, expands ``~``."""
+        path = path.strip()
+        if path.startswith("@"):
+            path = path[1:]
+        if path == "~" or path.startswith("~/"):
+            path = os.path.expanduser(path)
+        return os.path.normpath(os.path.join(self.cwd, path))
+
+    # ------------------------------------------------------------------ files
+
+    async def read_file(self, path: str) -> bytes:
+        return await asyncio.to_thread(Path(path).read_bytes)
+
+    async def write_file(self, path: str, data: bytes | str) -> None:
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        await asyncio.to_thread(Path(path).write_bytes, payload)
+
+    async def mkdir(self, path: str, parents: bool = True) -> None:
+        await asyncio.to_thread(os.makedirs if parents else os.mkdir, path, **({"exist_ok": True} if parents else {}))
+
+    async def access(self, path: str, mode: str = "r") -> bool:
+        flags = {"r": os.R_OK, "w": os.W_OK, "x": os.X_OK}
+        wanted = 0
+        for char in mode:
+            wanted |= flags.get(char, 0)
+        return os.access(path, wanted or os.F_OK)
+
+    async def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    async def stat(self, path: str) -> FileStat:
+        st = os.stat(path)
+        is_link = os.path.islink(path)
+        return FileStat(
+            size=st.st_size,
+            mtime=st.st_mtime,
+            is_file=stat_module.S_ISREG(st.st_mode),
+            is_dir=stat_module.S_ISDIR(st.st_mode),
+            is_symlink=is_link,
+            mode=st.st_mode,
+        )
+
+    async def readdir(self, path: str) -> list[DirEntry]:
+        def scan() -> list[DirEntry]:
+            out = []
+            with os.scandir(path) as it:
+                for entry in it:
+                    try:
+                        out.append(
+                            DirEntry(entry.name, entry.is_file(), entry.is_dir(), entry.is_symlink())
+                        )
+                    except OSError:
+                        out.append(DirEntry(entry.name, False, False, False))
+            return out
+
+        return await asyncio.to_thread(scan)
+
+    def detect_image_mime_type(self, data: bytes) -> str | None:
+        """The image type from magic bytes (PNG, JPEG, GIF, WebP), else None."""
+        if data.startswith(b"\x89PNG\r\n\x1a\n"):
+            return "image/png"
+        if data.startswith(b"\xff\xd8\xff"):
+            return "image/jpeg"
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            return "image/gif"
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            return "image/webp"
+        return None
+
+    # ------------------------------------------------------------------ processes
+
+    async def exec(self, command: str, cwd: str | None = None, options: ExecOptions | None = None) -> ExecResult:
+        """Run ``command`` through the shell in its own process group (see ``process.py``)."""
+        from .process import run_shell_command
+
+        return await run_shell_command(command, cwd or self.cwd, options or ExecOptions(), self.shell_path)
+
+    # ------------------------------------------------------------------ composition
+
+    def derive(self, **overrides: Any) -> Environment:
+        """A copy with some members replaced, e.g. ``env.derive(exec=my_exec)``.
+
+        Replacements are plain callables with the method's arguments (no ``self``); the
+        members not named keep delegating to this environment.
+        """
+        clone = copy.copy(self)
+        for name, value in overrides.items():
+            if not hasattr(clone, name):
+                raise AttributeError(f"Environment has no member {name!r}")
+            setattr(clone, name, value)
+        return clone
+
+
+def create_host_environment(cwd: str, shell_path: str | None = None) -> Environment:
+    return Environment(id="host", cwd=os.path.abspath(cwd), shell_path=shell_path)
