@@ -1,0 +1,127 @@
+"""Agent events: the names extensions, json mode and rpc mode all see (DESIGN.md §2).
+
+Plain dataclasses (cheap to build once per streamed token); :func:`to_jsonable` renders any
+event, message or tool result as camelCase JSON for the json and rpc modes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
+from ..tools.base import ToolResult
+
+
+@dataclass(slots=True)
+class AgentStartEvent:
+    type: str = field(default="agent_start", init=False)
+
+
+@dataclass(slots=True)
+class AgentEndEvent:
+    messages: list[Any]
+    type: str = field(default="agent_end", init=False)
+
+
+@dataclass(slots=True)
+class TurnStartEvent:
+    turn_index: int
+    timestamp: int = field(default_factory=now_ms)
+    type: str = field(default="turn_start", init=False)
+
+
+@dataclass(slots=True)
+class TurnEndEvent:
+    turn_index: int
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    type: str = field(default="turn_end", init=False)
+
+
+@dataclass(slots=True)
+class MessageStartEvent:
+    message: Any
+    type: str = field(default="message_start", init=False)
+
+
+@dataclass(slots=True)
+class MessageUpdateEvent:
+    message: Any
+    assistant_message_event: AssistantMessageEvent
+    type: str = field(default="message_update", init=False)
+
+
+@dataclass(slots=True)
+class MessageEndEvent:
+    message: Any
+    type: str = field(default="message_end", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionStartEvent:
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    type: str = field(default="tool_execution_start", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionUpdateEvent:
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    partial_result: ToolResult
+    type: str = field(default="tool_execution_update", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionEndEvent:
+    tool_call_id: str
+    tool_name: str
+    result: ToolResult
+    is_error: bool
+    type: str = field(default="tool_execution_end", init=False)
+
+
+AgentEvent = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+)
+
+
+def to_jsonable(value: Any) -> Any:
+    """camelCase JSON-ready data for events, messages, tool results and plain values."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if item is None:
+                continue
+            out[to_camel(f.name)] = to_jsonable(item)
+        if "type" in out:  # the discriminator first reads better in a JSON line
+            out = {"type": out.pop("type"), **out}
+        return out
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    return str(value)

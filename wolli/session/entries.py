@@ -1,0 +1,147 @@
+"""Session file lines: the header and the tree entries (format version 3, DESIGN.md §2).
+
+Every entry has an 8-hex ``id`` and a ``parentId`` (``None`` for the first); together they
+form a tree whose current leaf is the last appended entry unless the user navigates.
+Entry timestamps are ISO-8601 strings; message timestamps inside are epoch milliseconds.
+Unknown fields survive a read/write round trip (``extra="allow"`` on WireModel).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from ..agent.messages import AgentMessage
+from ..ai.types import UserContentBlock, WireModel
+
+SESSION_VERSION = 3
+
+
+def iso_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_entry_id(existing: set[str] | None = None) -> str:
+    while True:
+        candidate = secrets.token_hex(4)
+        if existing is None or candidate not in existing:
+            return candidate
+
+
+class SessionHeader(WireModel):
+    type: Literal["session"] = "session"
+    version: int = SESSION_VERSION
+    id: str
+    timestamp: str = Field(default_factory=iso_now)
+    cwd: str
+    parent_session: str | None = None
+
+
+class _Entry(WireModel):
+    id: str
+    parent_id: str | None = None
+    timestamp: str = Field(default_factory=iso_now)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``type`` first and ``parentId`` always present (``null`` for a root), as pi writes."""
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return {"type": data.pop("type"), "id": data.pop("id"), "parentId": self.parent_id, **data}
+
+    def to_json(self) -> str:
+        import json
+
+        return json.dumps(self.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+class MessageEntry(_Entry):
+    type: Literal["message"] = "message"
+    message: AgentMessage
+
+
+class ModelChangeEntry(_Entry):
+    type: Literal["model_change"] = "model_change"
+    provider: str
+    model_id: str
+
+
+class ThinkingLevelChangeEntry(_Entry):
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    thinking_level: str
+
+
+class CompactionEntry(_Entry):
+    type: Literal["compaction"] = "compaction"
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int = 0
+    # {"readFiles": [...], "modifiedFiles": [...]} for the built-in compactor.
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class BranchSummaryEntry(_Entry):
+    type: Literal["branch_summary"] = "branch_summary"
+    from_id: str
+    summary: str
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class CustomEntry(_Entry):
+    """Extension state: stored, never sent to the model."""
+
+    type: Literal["custom"] = "custom"
+    custom_type: str
+    data: Any = None
+
+
+class CustomMessageEntry(_Entry):
+    """An extension message that is part of the model context."""
+
+    type: Literal["custom_message"] = "custom_message"
+    custom_type: str
+    content: str | list[UserContentBlock] = ""
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(_Entry):
+    type: Literal["label"] = "label"
+    target_id: str
+    label: str | None = None  # None clears the label
+
+
+class SessionInfoEntry(_Entry):
+    type: Literal["session_info"] = "session_info"
+    name: str | None = None
+
+
+class TagsEntry(_Entry):
+    """Wolli's folded key/value tags: later entries override earlier keys; None deletes."""
+
+    type: Literal["tags"] = "tags"
+    tags: dict[str, str | None] = Field(default_factory=dict)
+
+
+SessionEntry = Annotated[
+    MessageEntry
+    | ModelChangeEntry
+    | ThinkingLevelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | TagsEntry,
+    Field(discriminator="type"),
+]
+ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEntry)
+
+
+def parse_entry(data: dict[str, Any]) -> Any:
+    """Validate one JSON object into its entry class (raises pydantic ValidationError)."""
+    return ENTRY_ADAPTER.validate_python(data)
