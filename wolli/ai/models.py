@@ -1,0 +1,564 @@
+"""The model registry: bundled catalog + ``models.json`` + extension providers.
+
+The catalog (``wolli/ai/data/models.json``) is read on first use and validated in well
+under a millisecond. ``WOLLI_HOME/models.json`` adds providers (local OpenAI-compatible
+servers, proxies) or overrides ``baseUrl``/``headers``/``apiKey`` of built-in ones; a
+mistake there is reported in :attr:`ModelRegistry.load_errors` and never takes the
+built-in catalog down with it. Extensions add providers at runtime with
+:meth:`ModelRegistry.register_provider`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..config.paths import models_path as default_models_path
+from .auth import AuthStorage
+from .stream import known_apis, register_api, unregister_api
+from .types import THINKING_LEVELS, KnownApi, Model, ThinkingLevel
+
+# Native providers first: when the same model is reachable twice, prefer the direct route.
+PROVIDER_ORDER = ("anthropic", "openai", "google", "xai", "mistral", "deepseek", "groq", "openrouter")
+BUILTIN_APIS = frozenset(get_args(KnownApi))
+
+_PROVIDER_KEYS = {"baseUrl", "api", "apiKey", "headers", "models"}
+_MODEL_KEYS = {"id", "name", "api", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens",
+               "headers", "compat"}
+_SNAKE_TO_CAMEL = {
+    "base_url": "baseUrl", "api_key": "apiKey", "context_window": "contextWindow", "max_tokens": "maxTokens",
+    "cache_read": "cacheRead", "cache_write": "cacheWrite",
+}
+
+
+@lru_cache(maxsize=1)
+def _catalog_bytes() -> bytes:
+    from importlib.resources import files
+
+    return (files("wolli.ai") / "data" / "models.json").read_bytes()
+
+
+@lru_cache(maxsize=1)
+def _catalog_adapter() -> TypeAdapter[list[Model]]:
+    return TypeAdapter(list[Model])
+
+
+def builtin_models() -> list[Model]:
+    """Fresh copies of the bundled catalog (callers may mutate them freely)."""
+    return _catalog_adapter().validate_json(_catalog_bytes())
+
+
+@dataclass
+class ProviderConfig:
+    """One provider entry of models.json, or one registered by an extension."""
+
+    name: str
+    base_url: str | None = None
+    api: str | None = None
+    api_key: str | None = None
+    headers: dict[str, str] | None = None
+    models: list[dict[str, Any]] = field(default_factory=list)
+    source: str = "models.json"
+    stream: Callable[..., Any] | None = None
+
+
+class ModelRegistry:
+    """All known models, which of them have keys, and pattern matching for ``--model``."""
+
+    def __init__(self, auth: AuthStorage | None = None, models_path: Path | str | None = None):
+        self.auth = auth if auth is not None else AuthStorage()
+        self.models_path = Path(models_path).expanduser() if models_path is not None else default_models_path()
+        self._extension: dict[str, ProviderConfig] = {}
+        self._custom_apis: dict[str, str] = {}  # provider name -> api it registered
+        self._models: list[Model] = []
+        self._index: dict[tuple[str, str], Model] = {}
+        self._providers: dict[str, ProviderConfig] = {}
+        self._builtin_providers: set[str] = set()
+        self._builtin_defaults: dict[str, tuple[str, str]] = {}
+        self._errors: list[str] = []
+        self._built = False
+        self.auth.set_fallback_resolver(self._config_api_key)
+
+    # ------------------------------------------------------------------ building
+
+    @property
+    def load_errors(self) -> list[str]:
+        """Problems found in models.json (each names the file and the entry)."""
+        self._ensure()
+        return list(self._errors)
+
+    def refresh(self) -> None:
+        """Re-read models.json (after the user edits it)."""
+        self._build()
+
+    def _ensure(self) -> None:
+        if not self._built:
+            self._build()
+
+    def _build(self) -> None:
+        models: dict[tuple[str, str], Model] = {}
+        for model in builtin_models():
+            models[(model.provider, model.id)] = model
+        self._builtin_providers = {provider for provider, _ in models}
+        # New models under a built-in provider inherit its usual api and baseUrl.
+        self._builtin_defaults = {}
+        for model in models.values():
+            self._builtin_defaults.setdefault(model.provider, (model.api, model.base_url))
+        providers: dict[str, ProviderConfig] = {}
+        errors: list[str] = []
+        for cfg in self._read_models_json(errors):
+            self._apply(cfg, models, providers, errors)
+        for cfg in self._extension.values():
+            self._apply(cfg, models, providers, errors)
+        self._models = list(models.values())
+        self._index = {(p.lower(), i.lower()): m for (p, i), m in models.items()}
+        self._providers = providers
+        self._errors = errors
+        self._built = True
+
+    def _read_models_json(self, errors: list[str]) -> list[ProviderConfig]:
+        path = self.models_path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(f"{path}: cannot read ({exc}); using the built-in models only")
+            return []
+        if not text.strip():
+            return []
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            errors.append(
+                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+                "using the built-in models only"
+            )
+            return []
+        if not isinstance(data, dict) or not isinstance(data.get("providers", {}), dict):
+            errors.append(f'{path}: expected {{"providers": {{"<name>": {{...}}}}}}; using the built-in models only')
+            return []
+        unknown = sorted(set(data) - {"providers", "$schema"})
+        if unknown:
+            errors.append(f"{path}: unknown top-level keys {unknown} ignored (only \"providers\" is read)")
+        configs = []
+        for name, entry in data.get("providers", {}).items():
+            try:
+                configs.append(_parse_provider(name, entry, "models.json", errors, f"{path}: providers.{name}"))
+            except ValueError as exc:
+                errors.append(str(exc))
+        return configs
+
+    def _apply(
+        self,
+        cfg: ProviderConfig,
+        models: dict[tuple[str, str], Model],
+        providers: dict[str, ProviderConfig],
+        errors: list[str],
+    ) -> None:
+        """Merge one provider entry into ``models``; problems go to ``errors``."""
+        where = f"{self.models_path}: providers.{cfg.name}" if cfg.source == "models.json" else (
+            f"provider '{cfg.name}' (registered by an extension)"
+        )
+        existing = [key for key in models if key[0] == cfg.name]
+        if not cfg.models and not existing:
+            known = ", ".join(sorted(self._builtin_providers))
+            errors.append(f"{where}: defines no models and is not a built-in provider ({known}); add a \"models\" list")
+            return
+        if cfg.api and cfg.stream is None and cfg.api not in known_apis():
+            errors.append(f"{where}: {_unknown_api_message(cfg.api)}")
+        previous = providers.get(cfg.name)
+        merged = replace(previous) if previous else ProviderConfig(name=cfg.name, source=cfg.source)
+        for attr in ("base_url", "api", "api_key", "stream"):
+            value = getattr(cfg, attr)
+            if value is not None:
+                setattr(merged, attr, value)
+        if cfg.headers:
+            merged.headers = {**(merged.headers or {}), **cfg.headers}
+        merged.source = cfg.source
+        providers[cfg.name] = merged
+        # Provider-level overrides reach every model already known for this provider.
+        update: dict[str, Any] = {}
+        if cfg.base_url:
+            update["base_url"] = cfg.base_url
+        if cfg.api:
+            update["api"] = cfg.api
+        for key in existing:
+            model = models[key]
+            changes = dict(update)
+            if cfg.headers:
+                changes["headers"] = {**(model.headers or {}), **cfg.headers}
+            if changes:
+                models[key] = model.model_copy(update=changes)
+        for position, raw in enumerate(cfg.models):
+            model = self._build_model(merged, raw, models, f"{where}.models[{position}]", errors)
+            if model is not None:
+                models[(model.provider, model.id)] = model
+
+    def _build_model(
+        self,
+        cfg: ProviderConfig,
+        raw: dict[str, Any],
+        models: dict[tuple[str, str], Model],
+        where: str,
+        errors: list[str],
+    ) -> Model | None:
+        model_id = raw.get("id")
+        if not isinstance(model_id, str) or not model_id.strip():
+            errors.append(f"{where}: \"id\" is required (the model name the server expects)")
+            return None
+        where = f"{where} ({model_id})"
+        for key in sorted(set(raw) - _MODEL_KEYS):
+            errors.append(f"{where}: unknown key {key!r}{_nearest(key, _MODEL_KEYS)}; ignored")
+        base = models.get((cfg.name, model_id))
+        data: dict[str, Any] = base.to_json_dict() if base is not None else {}
+        for key in _MODEL_KEYS & set(raw):
+            if key in ("cost", "headers") and isinstance(raw[key], dict) and isinstance(data.get(key), dict):
+                data[key] = {**data[key], **raw[key]}
+            else:
+                data[key] = raw[key]
+        data["provider"] = cfg.name
+        default_api, default_url = self._builtin_defaults.get(cfg.name, (None, None))
+        data.setdefault("api", cfg.api or default_api)
+        data.setdefault("baseUrl", cfg.base_url or default_url)
+        if data.get("api") is None:
+            errors.append(f"{where}: no \"api\"; set it on the provider or the model (e.g. \"openai-completions\")")
+            return None
+        if data.get("baseUrl") is None:
+            if data["api"] in BUILTIN_APIS and data["api"] != "faux":
+                errors.append(f"{where}: no \"baseUrl\"; set it on the provider (e.g. \"http://localhost:11434/v1\")")
+                return None
+            data["baseUrl"] = ""
+        if cfg.headers and base is None:
+            data["headers"] = {**cfg.headers, **(data.get("headers") or {})}
+        if "api" in raw and raw["api"] != cfg.api and raw["api"] not in known_apis():
+            errors.append(f"{where}: {_unknown_api_message(raw['api'])}")
+        try:
+            return Model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(part) for part in first.get("loc", ())) or "entry"
+            errors.append(f"{where}: {loc}: {first.get('msg', 'invalid value')}; model skipped")
+            return None
+
+    # ------------------------------------------------------------------ lookups
+
+    def all(self) -> list[Model]:
+        self._ensure()
+        return list(self._models)
+
+    def providers(self) -> list[str]:
+        """Provider names that have at least one model, native providers first."""
+        self._ensure()
+        names = {m.provider for m in self._models}
+        return sorted(names, key=lambda name: (_provider_rank(name), name))
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        self._ensure()
+        return self._index.get((provider.lower(), model_id.lower()))
+
+    def get(self, key: str) -> Model | None:
+        """Look up ``"provider/id"`` (the id may itself contain slashes, as on OpenRouter)."""
+        provider, sep, model_id = key.partition("/")
+        return self.find(provider, model_id) if sep else None
+
+    def available(self) -> list[Model]:
+        """Models whose provider has a key, or needs none (local servers, faux)."""
+        self._ensure()
+        ready: dict[str, bool] = {}
+        out = []
+        for model in self._models:
+            if model.api == "faux":
+                out.append(model)
+                continue
+            if model.provider not in ready:
+                ready[model.provider] = self._provider_ready(model.provider)
+            if ready[model.provider]:
+                out.append(model)
+        return out
+
+    def is_available(self, model: Model) -> bool:
+        return model.api == "faux" or self._provider_ready(model.provider)
+
+    def _provider_ready(self, provider: str) -> bool:
+        cfg = self._providers.get(provider)
+        if cfg is not None and (cfg.api_key or provider not in self._builtin_providers):
+            return True  # a custom provider without apiKey is a local server that needs none
+        return self.auth.has_auth(provider)
+
+    def get_api_key(self, model_or_provider: Model | str, override: str | None = None) -> str | None:
+        """The key to send, or None (send no auth header). May raise ``AuthError``."""
+        self._ensure()
+        provider = model_or_provider.provider if isinstance(model_or_provider, Model) else model_or_provider
+        return self.auth.get_api_key(provider, override)
+
+    def _config_api_key(self, provider: str) -> str | None:
+        self._ensure()
+        cfg = self._providers.get(provider)
+        return cfg.api_key if cfg is not None else None
+
+    # ------------------------------------------------------------------ extensions
+
+    def register_provider(self, name: str, config: dict[str, Any]) -> None:
+        """Add or override a provider (same shape as a models.json entry).
+
+        ``config["stream"]``, if given, is an ``async run(model, context, options, builder)``
+        registered under ``config["api"]`` (default: the provider name). Raises
+        ``ValueError`` describing every problem; nothing changes in that case.
+        """
+        if not isinstance(name, str) or not name.strip() or "/" in name:
+            raise ValueError(f"provider name must be a non-empty string without '/', got {name!r}")
+        if not isinstance(config, dict):
+            raise ValueError(f"provider '{name}': config must be a dict like a models.json provider entry")
+        config = dict(config)
+        stream = config.pop("stream", None)
+        if stream is not None and not callable(stream):
+            raise ValueError(f"provider '{name}': 'stream' must be a callable run(model, context, options, builder)")
+        problems: list[str] = []
+        cfg = _parse_provider(name, _with_models_as_dicts(config), "extension", problems, f"provider '{name}'")
+        if stream is not None:
+            cfg.api = cfg.api or name
+            if cfg.api in BUILTIN_APIS:
+                raise ValueError(
+                    f"provider '{name}': a custom stream needs its own api name, not the built-in "
+                    f"'{cfg.api}' (set config['api'] to e.g. '{name}-api')"
+                )
+            cfg.stream = stream
+        self._ensure()
+        trial_models = {(m.provider, m.id): m for m in self._models}
+        self._apply(cfg, trial_models, dict(self._providers), problems)
+        if problems:
+            raise ValueError("; ".join(problems))
+        previous_api = self._custom_apis.pop(name, None)
+        if previous_api and (stream is None or previous_api != cfg.api):
+            unregister_api(previous_api)
+        if stream is not None and cfg.api:
+            register_api(cfg.api, stream)
+            self._custom_apis[name] = cfg.api
+        self._extension[name] = cfg
+        self._build()
+
+    def unregister_provider(self, name: str) -> bool:
+        """Remove an extension provider (built-in models it overrode come back)."""
+        removed = self._extension.pop(name, None)
+        api = self._custom_apis.pop(name, None)
+        if api:
+            unregister_api(api)
+        if removed is not None:
+            self._build()
+        return removed is not None
+
+    # ------------------------------------------------------------------ resolve
+
+    def resolve(self, pattern: str) -> tuple[Model, ThinkingLevel | None]:
+        """Find the model meant by ``--model``: ``provider/id[:thinking]`` or part of an id/name.
+
+        Exact matches win; otherwise the best fuzzy match, preferring models with a key,
+        closer matches, then newer versions and direct providers. Raises ``ValueError``
+        with suggestions when nothing matches.
+        """
+        self._ensure()
+        text = (pattern or "").strip()
+        if not text:
+            raise ValueError("empty model name; use provider/id, e.g. anthropic/claude-sonnet-4-6")
+        exact = self._exact(text)
+        if exact is not None:
+            return exact, None
+        base, sep, suffix = text.rpartition(":")
+        thinking: ThinkingLevel | None = None
+        if sep and base:
+            level = suffix.strip().lower()
+            if level in THINKING_LEVELS:
+                thinking = level  # type: ignore[assignment]
+                text = base.strip()
+                exact = self._exact(text)
+                if exact is not None:
+                    return exact, thinking
+            elif self._exact(base) is not None or self._fuzzy(base):
+                raise ValueError(
+                    f"unknown thinking level {suffix!r} in {pattern!r}; use one of {', '.join(THINKING_LEVELS)}"
+                )
+        matches = self._fuzzy(text)
+        if matches:
+            return matches[0], thinking
+        raise ValueError(self._no_match_message(pattern, text))
+
+    def _exact(self, text: str) -> Model | None:
+        lowered = text.lower()
+        provider, sep, rest = lowered.partition("/")
+        if sep:
+            model = self._index.get((provider, rest))
+            if model is not None:
+                return model
+        same_id = [m for m in self._models if m.id.lower() == lowered]
+        if not same_id:
+            return None
+        return min(same_id, key=lambda m: (not self.is_available(m), _provider_rank(m.provider)))
+
+    def _fuzzy(self, text: str) -> list[Model]:
+        query = text.lower()
+        pool: Iterable[Model] = self._models
+        provider, sep, rest = query.partition("/")
+        if sep and rest and provider in {m.provider.lower() for m in self._models}:
+            pool = [m for m in self._models if m.provider.lower() == provider]
+            query = rest
+        words = set(_NON_ALNUM.split(query))
+        ready: dict[str, bool] = {}
+        scored = []
+        for model in pool:
+            quality = _match_quality(query, model)
+            if quality <= 0:
+                continue
+            if model.provider not in ready:
+                ready[model.provider] = model.api == "faux" or self._provider_ready(model.provider)
+            scored.append(((
+                ready[model.provider],
+                model.provider.lower() in words,  # "deepseek" means DeepSeek's own API
+                quality,
+                not _is_dated(model.id),  # aliases before pinned snapshots
+                _version(model.id),
+                -_provider_rank(model.provider),
+                -len(model.id),
+            ), model))
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        return [model for _, model in scored]
+
+    def _no_match_message(self, pattern: str, text: str) -> str:
+        names = [m.key for m in self._models] + [m.id for m in self._models]
+        close = difflib.get_close_matches(text.lower(), [n.lower() for n in names], n=8, cutoff=0.5)
+        by_lower = {m.key.lower(): m.key for m in self._models}
+        by_lower.update({m.id.lower(): m.key for m in self._models if m.id.lower() not in by_lower})
+        suggestions = list(dict.fromkeys(by_lower[c] for c in close if c in by_lower))[:5]
+        message = f"no model matches {pattern!r}"
+        provider, sep, _ = text.partition("/")
+        if sep and provider.lower() not in {m.provider.lower() for m in self._models}:
+            message += f"; unknown provider {provider!r} (known: {', '.join(self.providers())})"
+        if suggestions:
+            message += f"; did you mean {', '.join(suggestions)}?"
+        else:
+            message += (
+                "; use provider/id (e.g. anthropic/claude-sonnet-4-6), see `wolli --list-models`, "
+                "or add the model to models.json"
+            )
+        return message
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where: str) -> ProviderConfig:
+    """Check one provider entry's shape; raises ValueError for problems that void it."""
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise ValueError(f"{where}: provider name {name!r} must be a non-empty string without '/'")
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: expected an object with baseUrl, api, apiKey, headers, models")
+    entry = _camel_keys(entry)
+    for key in sorted(set(entry) - _PROVIDER_KEYS):
+        errors.append(f"{where}: unknown key {key!r}{_nearest(key, _PROVIDER_KEYS)}; ignored")
+    cfg = ProviderConfig(name=name, source=source)
+    for key, attr in (("baseUrl", "base_url"), ("api", "api"), ("apiKey", "api_key")):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{where}: {key!r} must be a non-empty string")
+        setattr(cfg, attr, value.strip().rstrip("/") if key == "baseUrl" else value.strip())
+    headers = entry.get("headers")
+    if headers is not None:
+        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            raise ValueError(f"{where}: 'headers' must be an object of string values")
+        cfg.headers = {str(k): v for k, v in headers.items()}
+    models = entry.get("models", [])
+    if not isinstance(models, list):
+        raise ValueError(f"{where}: 'models' must be a list of model objects")
+    for position, raw in enumerate(models):
+        if isinstance(raw, dict):
+            cfg.models.append(_camel_keys(raw))
+        else:
+            errors.append(f"{where}.models[{position}]: expected an object with at least an \"id\"; skipped")
+    return cfg
+
+
+def _with_models_as_dicts(config: dict[str, Any]) -> dict[str, Any]:
+    models = config.get("models")
+    if isinstance(models, list):
+        config["models"] = [m.to_json_dict() if isinstance(m, Model) else m for m in models]
+    return config
+
+
+def _camel_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """Accept snake_case spellings from Python callers (``base_url`` -> ``baseUrl``)."""
+    out = {}
+    for key, value in data.items():
+        key = _SNAKE_TO_CAMEL.get(key, key)
+        if key == "cost" and isinstance(value, dict):
+            value = {_SNAKE_TO_CAMEL.get(k, k): v for k, v in value.items()}
+        out[key] = value
+    return out
+
+
+def _nearest(key: str, valid: Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, sorted(valid), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _unknown_api_message(api: str) -> str:
+    apis = known_apis()
+    close = difflib.get_close_matches(api, apis, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown api {api!r}; {hint}known: {', '.join(apis)}"
+
+
+def _provider_rank(provider: str) -> int:
+    try:
+        return PROVIDER_ORDER.index(provider)
+    except ValueError:
+        return len(PROVIDER_ORDER)
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_NUMBER = re.compile(r"\d+")
+
+
+def _match_quality(query: str, model: Model) -> int:
+    """3 the id contains the query (ignoring punctuation: ``sonnet-4.6`` finds ``sonnet-4-6``),
+    2 the name does, 1 every word of the query appears, 0 no match."""
+    model_id = model.id.lower()
+    name = model.name.lower()
+    squashed = _NON_ALNUM.sub("", query)
+    if query in model_id or (squashed and squashed in _NON_ALNUM.sub("", model_id)):
+        return 3
+    if query in name or (squashed and squashed in _NON_ALNUM.sub("", name)):
+        return 2
+    words = [w for w in _NON_ALNUM.split(query) if w]
+    haystack = f"{model.provider.lower()} {model_id} {name}"
+    if words and all(w in haystack for w in words):
+        return 1
+    return 0
+
+
+def _version(model_id: str) -> tuple[int, ...]:
+    """Version numbers in an id (``gpt-5.4-mini`` -> (5, 4)); sizes and dates are skipped."""
+    lowered = model_id.lower()
+    parts = []
+    for match in _NUMBER.finditer(lowered):
+        digits = match.group()
+        following = lowered[match.end(): match.end() + 1]
+        after = lowered[match.end() + 1: match.end() + 2]
+        is_size = following != "" and following in "bkme" and not after.isalpha()  # 70b, 128e
+        if len(digits) >= 4 or is_size:
+            continue
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def _is_dated(model_id: str) -> bool:
+    return bool(re.search(r"(?:^|[-_@])\d{4}-?\d{2}-?\d{2}(?:$|[-_])|(?:^|-)\d{4}(?:$|-)", model_id))
