@@ -527,6 +527,11 @@ async def test_headers_and_no_key_for_local_servers(loopback) -> None:
     assert "max_tokens" not in sent and "max_completion_tokens" not in sent  # local: no default limit
     sent = await _send(loopback, model, ask(), opts(max_tokens=99, temperature=0.2))
     assert sent["max_tokens"] == 99 and sent["temperature"] == 0.2
+    configured = Model.model_validate({"id": "q", "api": "openai-completions", "provider": "llamacpp",
+                                       "baseUrl": loopback.url + "/v1", "maxTokens": 4096})
+    assert (await _send(loopback, configured, ask()))["max_tokens"] == 4096
+    qwen = make_model(loopback.url, id="qwen/qwen3-32b", provider="groq", reasoning=True)
+    assert (await _send(loopback, qwen, ask(), opts(reasoning="high")))["reasoning_effort"] == "default"
 
 
 async def test_on_payload_replaces_body_sync_and_async(loopback) -> None:

@@ -223,6 +223,9 @@ def resolve_compat(model: Model) -> OpenAICompat:
     Raises ``ValueError`` with a clear message when a known key has a value of the wrong type.
     """
     compat = default_compat(model.provider, model.base_url)
+    if compat.server == "groq" and "qwen3" in model.id.lower():
+        # Groq's Qwen3 takes reasoning_effort "none" | "default" only.
+        compat.reasoning_effort_map = dict.fromkeys(_OPENAI_LEVELS, "default")
     overrides = model.compat or {}
     for key, value in overrides.items():
         spec = COMPAT_KEYS.get(key)

@@ -12,8 +12,9 @@ them is detected from ``model.provider`` and ``model.base_url`` (see
     Name of the output limit. OpenAI, OpenRouter and Groq take ``max_completion_tokens``;
     Mistral rejects it, so every other server gets ``max_tokens``. ``null``: never send one.
 ``sendDefaultMaxTokens`` (bool)
-    Send ``model.max_tokens`` when the caller gave no limit. Off for local servers, whose
-    real context is often smaller than the catalog thinks (vLLM rejects such requests).
+    Send ``model.max_tokens`` when the caller gave no limit. Off for local servers unless the
+    model sets ``maxTokens`` itself: their real context is often smaller than the default
+    limit assumes (vLLM rejects such requests).
 ``supportsUsageInStreaming`` (bool)
     Send ``stream_options: {"include_usage": true}``. Off for Mistral (strict schema).
 ``supportsReasoningEffort`` (bool)
@@ -274,7 +275,9 @@ def build_payload(model: Model, context: Context, options: StreamOptions, compat
         payload["stream_options"] = {"include_usage": True}
     if compat.supports_store:
         payload["store"] = False
-    max_tokens = options.max_tokens or (model.max_tokens if compat.send_default_max_tokens else None)
+    # A limit the user wrote into models.json counts even for local servers.
+    explicit = "max_tokens" in model.model_fields_set
+    max_tokens = options.max_tokens or (model.max_tokens if compat.send_default_max_tokens or explicit else None)
     if max_tokens and compat.max_tokens_field:
         payload[compat.max_tokens_field] = max_tokens
     # OpenAI's reasoning models reject any temperature but the default.
