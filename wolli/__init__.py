@@ -1,5 +1,58 @@
-"""Wolli: a terminal coding agent with a Python extension API."""
+"""Wolli: a terminal coding agent with a Python extension API.
+
+Public names resolve lazily (module ``__getattr__``) so ``import wolli`` costs almost
+nothing: extensions import from here in every mode, including the headless ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .__about__ import __version__
 
-__all__ = ["__version__"]
+_EXPORTS: dict[str, str] = {
+    "with_file_mutation_queue": "wolli.tools.mutation_queue",
+    "truncate_head": "wolli.tools.truncate",
+    "truncate_tail": "wolli.tools.truncate",
+    "truncate_line": "wolli.tools.truncate",
+    "format_size": "wolli.tools.truncate",
+    "DEFAULT_MAX_BYTES": "wolli.tools.truncate",
+    "DEFAULT_MAX_LINES": "wolli.tools.truncate",
+    "TruncationResult": "wolli.tools.truncate",
+    "create_host_environment": "wolli.tools.environment",
+    "Environment": "wolli.tools.environment",
+    "ExecOptions": "wolli.tools.environment",
+    "ExecResult": "wolli.tools.environment",
+    "create_read_tool": "wolli.tools.read",
+    "create_write_tool": "wolli.tools.write",
+    "create_edit_tool": "wolli.tools.edit",
+    "create_bash_tool": "wolli.tools.bash",
+    "create_grep_tool": "wolli.tools.grep",
+    "create_find_tool": "wolli.tools.find",
+    "create_ls_tool": "wolli.tools.ls",
+    "ToolDefinition": "wolli.tools.base",
+    "ToolResult": "wolli.tools.base",
+    "Agent": "wolli.agent.agent",
+    "BuildSystemPromptOptions": "wolli.runtime.system_prompt",
+    "build_system_prompt": "wolli.runtime.system_prompt",
+    "AgentHost": "wolli.runtime.host",
+    "AgentSession": "wolli.runtime.session",
+    "SessionManager": "wolli.session.manager",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'wolli' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = ["__version__", *_EXPORTS]

@@ -116,6 +116,7 @@ class Agent:
         self._controller: AbortController | None = None
         self._idle = asyncio.Event()
         self._idle.set()
+        self._turn_started = False
 
     # ------------------------------------------------------------------ state
 
@@ -322,9 +323,27 @@ class Agent:
             pending = follow_ups
 
     async def _stream_turn(self, signal: AbortSignal) -> AssistantMessage:
-        """One LLM call: build the context, stream, emit message_start/update (not end)."""
+        """One LLM call: build the context, stream, emit message_start/update (not end).
+
+        Never raises: a failing hook, key lookup or stream becomes an error message, so the
+        turn ends cleanly and the transcript shows why.
+        """
         model = self.state.model
         assert model is not None
+        self._turn_started = False
+        try:
+            return await self._stream_turn_inner(model, signal)
+        except Exception as exc:
+            failed = AssistantMessage(
+                api=model.api, provider=model.provider, model=model.id, stop_reason="error",
+                error_message=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            )
+            if not self._turn_started:
+                await self._emit(MessageStartEvent(failed))
+            self.state.stream_message = None
+            return failed
+
+    async def _stream_turn_inner(self, model: Model, signal: AbortSignal) -> AssistantMessage:
         messages = list(self.state.messages)
         if self.transform_context is not None:
             messages = await self.transform_context(copy.deepcopy(messages), signal)
@@ -351,7 +370,7 @@ class Agent:
         started = False
         async for event in events:
             if not started:
-                started = True
+                started = self._turn_started = True
                 partial = getattr(event, "partial", None) or getattr(event, "message", None) or event.error
                 self.state.stream_message = partial
                 await self._emit(MessageStartEvent(partial))
@@ -361,6 +380,7 @@ class Agent:
             await self._emit(MessageUpdateEvent(event.partial, event))
         message = await events.result()
         if not started:
+            self._turn_started = True
             await self._emit(MessageStartEvent(message))
         self.state.stream_message = None
         return message

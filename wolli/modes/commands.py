@@ -1,0 +1,73 @@
+"""One-shot CLI commands that need no session: ``--list-models`` and ``--export``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def _fmt_tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:g}M"
+    if n >= 1000:
+        return f"{n / 1000:g}K"
+    return str(n)
+
+
+def list_models(args: Any) -> int:
+    from ..ai.models import ModelRegistry
+
+    registry = ModelRegistry()
+    for error in getattr(registry, "load_errors", []):
+        print(f"wolli: {error}", file=sys.stderr)
+    models = registry.available()
+    search = args.list_models if isinstance(args.list_models, str) else None
+    if search:
+        needle = search.lower()
+        models = [m for m in models if needle in f"{m.provider}/{m.id} {m.name}".lower()]
+    if not models:
+        if search:
+            print(f"No available model matches {search!r}.", file=sys.stderr)
+        else:
+            from ..runtime.host import AgentHost
+
+            print(AgentHost(args.agent).no_model_help(), file=sys.stderr)
+        return 1
+    rows = [("provider", "model", "context", "max out", "thinking", "images")]
+    for m in sorted(models, key=lambda m: (m.provider, m.id)):
+        rows.append(
+            (m.provider, m.id, _fmt_tokens(m.context_window), _fmt_tokens(m.max_tokens),
+             "yes" if m.reasoning else "no", "yes" if "image" in m.input else "no")
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    return 0
+
+
+def export_session(args: Any) -> int:
+    from pathlib import Path
+
+    from ..session.export_html import export_session_html
+
+    source = args.export[0]
+    target = args.export[1] if len(args.export) > 1 else None
+    path = Path(source).expanduser()
+    if not path.exists():
+        try:
+            from ..runtime.host import AgentHost
+            from ..session.manager import SessionManager
+
+            host = AgentHost(args.agent)
+            manager = SessionManager.open_by_id(source, session_dir=host.sessions_dir)
+            path = Path(manager.get_session_file() or source)
+        except Exception as exc:
+            print(f"wolli: no session file or id {source!r}: {exc}", file=sys.stderr)
+            return 1
+    try:
+        out = export_session_html(path, target)
+    except Exception as exc:
+        print(f"wolli: export failed: {exc}", file=sys.stderr)
+        return 1
+    print(str(out))
+    return 0

@@ -1,0 +1,25 @@
+"""The user's own shell commands: ``!cmd`` (output joins the context) and ``!!cmd`` (it doesn't)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..agent.messages import BashExecutionMessage
+from ..tools.bash import run_bash
+from ..tools.environment import Environment
+
+
+async def run_user_bash(
+    env: Environment, command: str, *, exclude_from_context: bool = False, signal: Any = None
+) -> BashExecutionMessage:
+    """Run ``command`` like the bash tool does (same limits, full output file when cut)."""
+    run = await run_bash(env, command, signal=signal)
+    return BashExecutionMessage(
+        command=command,
+        output=run.text if run.text != "(no output)" else "",
+        exit_code=run.exit_code,
+        cancelled=run.aborted or run.timed_out,
+        truncated=run.truncated,
+        full_output_path=run.full_output_path,
+        exclude_from_context=exclude_from_context,
+    )
