@@ -81,8 +81,10 @@ def truncate_head(
         kept.append(line)
         used += cost
     out = "\n".join(kept)
+    # Every line fitted: only the final newline went over the byte limit, nothing was cut.
+    cut = len(kept) < total_lines
     return TruncationResult(
-        out, True, truncated_by, total_lines, total_bytes, len(kept), _nbytes(out),
+        out, cut, truncated_by if cut else None, total_lines, total_bytes, len(kept), _nbytes(out),
         False, False, max_lines, max_bytes,
     )
 
@@ -123,8 +125,10 @@ def truncate_tail(
         used += cost
     kept.reverse()
     out = "\n".join(kept)
+    # Every line fitted whole: only the final newline went over the byte limit.
+    cut = partial or len(kept) < total_lines
     return TruncationResult(
-        out, True, truncated_by, total_lines, total_bytes, len(kept), _nbytes(out),
+        out, cut, truncated_by if cut else None, total_lines, total_bytes, len(kept), _nbytes(out),
         partial, False, max_lines, max_bytes,
     )
 

@@ -1,0 +1,156 @@
+"""The built-in ``edit`` tool: exact text replacement, several blocks at once.
+
+Matching and applying live in :mod:`edit_match` (pure functions); this module adds the
+file around them: the mutation queue (the whole read-modify-write window), byte-exact
+round trips (invalid UTF-8 bytes survive through ``surrogateescape``) and the older
+argument shapes of resumed sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..ai.types import TextContent
+from .base import OnUpdate, ToolDefinition, ToolResult
+from .edit_match import apply_edits
+from .environment import Environment
+from .mutation_queue import with_file_mutation_queue
+from .read import binary_refusal, check_abort, stat_existing_file
+
+
+class EditBlock(BaseModel):
+    old_text: str = Field(
+        description="Exact text to replace; it must occur exactly once in the original file"
+    )
+    new_text: str = Field(description="Text to put in its place")
+
+
+class EditParams(BaseModel):
+    path: str = Field(description="Path of the file to edit (relative to the working directory, or absolute)")
+    edits: list[EditBlock] = Field(
+        min_length=1,
+        description="One or more replacements, each matched against the original file; "
+        "they must not overlap",
+    )
+
+
+EDIT_DESCRIPTION = (
+    "Edit a file by replacing exact text. Each edit's old_text must match exactly one place in "
+    "the original file (include enough surrounding lines to make it unique) and edits must not "
+    "overlap; all edits are applied together or none is. Small differences in trailing "
+    "whitespace, quotes, dashes and spaces are tolerated, and line endings and a BOM are kept."
+)
+
+
+def prepare_edit_arguments(args: Any) -> Any:
+    """Accept the older shapes: top-level ``old_text``/``new_text`` (or camelCase), camelCase
+    keys inside ``edits``, and ``edits`` sent as a JSON string or a single object."""
+    if not isinstance(args, dict):
+        return args
+    out = dict(args)
+    edits = out.get("edits")
+    if isinstance(edits, str):
+        try:
+            edits = json.loads(edits)
+        except ValueError:
+            return args
+    if isinstance(edits, dict):
+        edits = [edits]
+    if isinstance(edits, list):
+        edits = [_snake_edit(e) for e in edits]
+    old = out.pop("old_text", out.pop("oldText", None))
+    new = out.pop("new_text", out.pop("newText", None))
+    if isinstance(old, str) and isinstance(new, str):
+        edits = [*(edits if isinstance(edits, list) else []), {"old_text": old, "new_text": new}]
+    elif old is not None or new is not None:
+        return args  # half an old-style edit: let validation report it as it was sent
+    if edits is not None:
+        out["edits"] = edits
+    return out
+
+
+def _snake_edit(edit: Any) -> Any:
+    if not isinstance(edit, dict):
+        return edit
+    fixed = dict(edit)
+    for camel, snake in (("oldText", "old_text"), ("newText", "new_text")):
+        if camel in fixed and snake not in fixed:
+            fixed[snake] = fixed.pop(camel)
+    return fixed
+
+
+def create_edit_tool(env: Environment) -> ToolDefinition:
+    """The ``edit`` tool bound to ``env`` (all file access goes through it)."""
+
+    async def execute(
+        tool_call_id: str,
+        params: EditParams,
+        signal: Any = None,
+        on_update: OnUpdate | None = None,
+        ctx: Any = None,
+    ) -> ToolResult:
+        check_abort(signal)
+        shown = params.path
+        abs_path = env.resolve_path(params.path)
+
+        async def mutate() -> ToolResult:
+            await stat_existing_file(
+                env, abs_path, shown,
+                "To create a new file use write; otherwise check the path with ls or find.",
+            )
+            try:
+                data = await env.read_file(abs_path)
+            except OSError as exc:
+                raise OSError(f"Could not read {shown}: {exc.strerror or exc}.") from None
+            if b"\x00" in data:
+                raise binary_refusal(shown, len(data), "it contains NUL bytes")
+            # surrogateescape: bytes that are not UTF-8 are carried through untouched.
+            text = data.decode("utf-8", "surrogateescape")
+            result = apply_edits(text, params.edits, shown)
+            check_abort(signal)
+            try:
+                await env.write_file(abs_path, result.content.encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"new_text contains a character that cannot be written as UTF-8 (an unpaired "
+                    f"surrogate, position {exc.start} of the new file). Remove it and retry."
+                ) from None
+            except OSError as exc:
+                raise OSError(f"Could not write {shown}: {exc.strerror or exc}.") from None
+            count = result.replacements
+            return ToolResult(
+                content=[TextContent(text=f"Successfully replaced {count} block(s) in {shown}.")],
+                details={
+                    "diff": _printable(result.diff),
+                    "first_changed_line": result.first_changed_line,
+                    "path": abs_path,
+                },
+            )
+
+        return await with_file_mutation_queue(abs_path, mutate)
+
+    return ToolDefinition(
+        name="edit",
+        label="Edit",
+        description=EDIT_DESCRIPTION,
+        parameters=EditParams,
+        execute=execute,
+        prepare_arguments=prepare_edit_arguments,
+        prompt_snippet="Make precise changes to files by exact text replacement",
+        prompt_guidelines=[
+            "Use edit for changes to existing files: copy old_text exactly from read output and "
+            "include enough context for it to match only once.",
+            "Put several changes to one file into a single edit call (one entry in edits each) "
+            "rather than many calls.",
+            "Read a file before editing it, and re-read it when edit reports that old_text was "
+            "not found.",
+        ],
+    )
+
+
+def _printable(text: str) -> str:
+    """Session files are JSON: undecodable bytes carried as surrogates become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -1,0 +1,90 @@
+"""The built-in ``write`` tool: create or overwrite a whole file.
+
+The write runs inside the file mutation queue so that it never interleaves with an ``edit``
+(or an extension's mutation) of the same file in the same turn.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..ai.types import TextContent
+from .base import OnUpdate, ToolDefinition, ToolResult
+from .environment import Environment
+from .mutation_queue import with_file_mutation_queue
+from .read import check_abort
+
+
+class WriteParams(BaseModel):
+    path: str = Field(description="Path of the file to write (relative to the working directory, or absolute)")
+    content: str = Field(description="The complete content to write to the file")
+
+
+WRITE_DESCRIPTION = (
+    "Write content to a file. Creates the file if it does not exist and overwrites it if it "
+    "does; missing parent folders are created. Use it for new files or complete rewrites."
+)
+
+
+def create_write_tool(env: Environment) -> ToolDefinition:
+    """The ``write`` tool bound to ``env`` (all file access goes through it)."""
+
+    async def execute(
+        tool_call_id: str,
+        params: WriteParams,
+        signal: Any = None,
+        on_update: OnUpdate | None = None,
+        ctx: Any = None,
+    ) -> ToolResult:
+        check_abort(signal)
+        shown = params.path
+        abs_path = env.resolve_path(params.path)
+        try:
+            data = params.content.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"content contains a character that cannot be written as UTF-8 (an unpaired "
+                f"surrogate at position {exc.start}). Remove it and call write again."
+            ) from None
+
+        async def mutate() -> ToolResult:
+            created = not await env.exists(abs_path)
+            if not created and (await env.stat(abs_path)).is_dir:
+                raise IsADirectoryError(
+                    f"{shown} is a directory; write needs a file path (e.g. {shown.rstrip('/')}/name.ext)."
+                )
+            parent = os.path.dirname(abs_path)
+            try:
+                if parent:
+                    await env.mkdir(parent)
+            except (FileExistsError, NotADirectoryError):
+                raise NotADirectoryError(
+                    f"Cannot create the folder for {shown}: a part of {parent} is a file, not a "
+                    "folder. Choose another path."
+                ) from None
+            check_abort(signal)
+            try:
+                await env.write_file(abs_path, data)
+            except OSError as exc:
+                raise OSError(f"Could not write {shown}: {exc.strerror or exc}.") from None
+            return ToolResult(
+                content=[TextContent(text=f"Successfully wrote {len(data)} bytes to {shown}")],
+                details={"path": abs_path, "bytes": len(data), "created": created},
+            )
+
+        return await with_file_mutation_queue(abs_path, mutate)
+
+    return ToolDefinition(
+        name="write",
+        label="Write",
+        description=WRITE_DESCRIPTION,
+        parameters=WriteParams,
+        execute=execute,
+        prompt_snippet="Create or overwrite files",
+        prompt_guidelines=[
+            "Use write only for new files or complete rewrites; change existing files with edit.",
+        ],
+    )
