@@ -9,7 +9,6 @@ value, a bare ``--name`` is ``True``. Nothing heavy is imported before a mode ru
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
@@ -52,30 +51,32 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class CliArgs:
-    mode: str | None = None
-    print_: bool = False
-    agent: str | None = None
-    provider: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    thinking: str | None = None
-    continue_: bool = False
-    resume: bool = False
-    session: str | None = None
-    no_session: bool = False
-    tools: str | None = None
-    no_tools: bool = False
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    list_models: str | bool | None = None
-    export: list[str] | None = None
-    version: bool = False
-    help: bool = False
-    files: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
-    extension_flags: dict[str, str | bool] = field(default_factory=dict)
+    """Parsed options (a plain class: importing dataclasses would cost ~10 ms at start-up)."""
+
+    def __init__(self) -> None:
+        self.mode: str | None = None
+        self.print_ = False
+        self.agent: str | None = None
+        self.provider: str | None = None
+        self.model: str | None = None
+        self.api_key: str | None = None
+        self.thinking: str | None = None
+        self.continue_ = False
+        self.resume = False
+        self.session: str | None = None
+        self.no_session = False
+        self.tools: str | None = None
+        self.no_tools = False
+        self.system_prompt: str | None = None
+        self.append_system_prompt: str | None = None
+        self.list_models: str | bool | None = None
+        self.export: list[str] | None = None
+        self.version = False
+        self.help = False
+        self.files: list[str] = []
+        self.messages: list[str] = []
+        self.extension_flags: dict[str, str | bool] = {}
 
 
 _VALUE_FLAGS = {
