@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from wolli.session.export_html import current_branch, export_session_html, load_session_file
+from wolli.session.export_html import export_session_html
 from wolli.session.export_markdown import markdown_to_html, render_inline
+from wolli.session.export_reader import current_branch, load_session_file
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n def main():\n-    return 1\n+    return 2\n"
