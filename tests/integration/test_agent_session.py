@@ -1,0 +1,221 @@
+"""AgentSession: persistence, resume, retry, compaction and user shell commands (faux LLM, real files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wolli.agent.messages import BashExecutionMessage, convert_to_llm
+from wolli.ai.providers.faux import FauxProvider, faux_error, faux_tool_call
+from wolli.ai.types import AssistantMessage, ModelCost
+from wolli.runtime.host import AgentHost
+
+
+def make_host(faux: FauxProvider, **settings) -> AgentHost:
+    host = AgentHost()
+    model = faux.model
+    host.model_registry.register_provider(
+        model.provider,
+        {
+            "api": "faux",
+            "baseUrl": "http://faux.invalid",
+            "models": [
+                {
+                    "id": model.id,
+                    "reasoning": model.reasoning,
+                    "contextWindow": model.context_window,
+                    "maxTokens": model.max_tokens,
+                }
+            ],
+        },
+    )
+    host.settings.override({"retry": {"baseDelayMs": 1, "maxDelayMs": 5}, **settings})
+    return host
+
+
+@pytest.fixture
+def faux():
+    provider = FauxProvider(cost=ModelCost(input=3, output=15))
+    yield provider
+    provider.unregister()
+
+
+def script_with_summaries(faux: FauxProvider, answers: list, summary: str = "## Goal\nKeep going.") -> None:
+    """Queue ``answers`` for the agent; any summarisation request gets ``summary`` instead.
+
+    Compaction calls the same model, and how often it runs depends on token estimates, so
+    the dispatcher recognises a summary request by its system prompt.
+    """
+    pending = list(answers)
+
+    def answer(context, options):
+        if "summar" in (context.system_prompt or "").lower():
+            faux.push(answer)  # keep the dispatcher queued for the agent's next call
+            return summary
+        return pending.pop(0)
+
+    faux.push(*([answer] * len(pending)))
+
+
+def recorder(session):
+    events: list = []
+    session.subscribe(events.append)
+    return events
+
+
+async def test_messages_are_persisted_and_resume_restores_model_and_thinking(faux, tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "a.txt").write_text("alpha\n")
+    host = make_host(faux)
+    session = host.create_session(str(project), model=faux.model, thinking_level="high")
+    faux.push([faux_tool_call("read", {"path": "a.txt"})], "The file says alpha.")
+    await session.prompt("what is in a.txt?")
+    assert session.messages[-1].text() == "The file says alpha."
+    path = Path(session.session_file)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["type"] == "session"
+    roles = [e["message"]["role"] for e in lines if e["type"] == "message"]
+    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert any(e["type"] == "thinking_level_change" and e["thinkingLevel"] == "high" for e in lines)
+
+    reopened = make_host(faux).create_session(str(project), session=str(path))
+    assert reopened.model is not None and reopened.model.id == faux.model.id
+    assert reopened.thinking_level == "high"
+    assert [m.role for m in reopened.messages] == ["user", "assistant", "toolResult", "assistant"]
+    faux.push("Still alpha.")
+    await reopened.prompt("again?")
+    sent = faux.contexts[-1].messages
+    assert [m.role for m in sent] == ["user", "assistant", "toolResult", "assistant", "user"]
+
+
+async def test_transient_errors_are_retried_with_events(faux, tmp_path):
+    host = make_host(faux)
+    session = host.create_session(str(tmp_path), model=faux.model)
+    events = recorder(session)
+    faux.push(faux_error("503 Service Unavailable: overloaded"), faux_error("529 overloaded_error"), "Recovered.")
+    await session.prompt("hello")
+    assert session.messages[-1].text() == "Recovered."
+    kinds = [e.type for e in events if e.type.startswith("auto_retry")]
+    assert kinds == ["auto_retry_start", "auto_retry_start", "auto_retry_end"]
+    end = [e for e in events if e.type == "auto_retry_end"][0]
+    assert end.success and end.attempt == 2
+    # The failed answers stay in the file but not in the context sent to the model.
+    assert all(m.role != "assistant" for m in faux.contexts[-1].messages)
+
+
+async def test_non_transient_errors_are_not_retried(faux, tmp_path):
+    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    faux.push(faux_error("401 invalid x-api-key"))
+    await session.prompt("hello")
+    last = session.messages[-1]
+    assert isinstance(last, AssistantMessage) and last.stop_reason == "error"
+    assert faux.calls == 1
+
+
+async def test_context_overflow_compacts_then_retries_once(faux, tmp_path):
+    host = make_host(faux, compaction={"keepRecentTokens": 10})
+    session = host.create_session(str(tmp_path), model=faux.model)
+    events = recorder(session)
+    faux.push("First answer " * 20)
+    await session.prompt("first question " * 20)
+    script_with_summaries(
+        faux, [faux_error("prompt is too long: 250000 tokens > 200000 maximum"), "Answer after compaction."]
+    )
+    await session.prompt("second question")
+    assert session.messages[-1].text() == "Answer after compaction."
+    starts = [e for e in events if e.type == "compaction_start"]
+    assert [e.reason for e in starts] == ["overflow"]
+    assert session.messages[0].role == "compactionSummary"
+    entries = session.session_manager.get_entries()
+    assert any(e.type == "compaction" for e in entries)
+
+
+async def test_threshold_compaction_runs_inside_a_long_tool_loop(faux, tmp_path):
+    small = FauxProvider(provider="faux-small", context_window=3000)
+    try:
+        host = make_host(small, compaction={"reserveTokens": 1000, "keepRecentTokens": 200})
+        (tmp_path / "big.txt").write_text("word " * 2000)
+        session = host.create_session(str(tmp_path), model=small.model)
+        events = recorder(session)
+        script_with_summaries(
+            small,
+            [[faux_tool_call("read", {"path": "big.txt"})], [faux_tool_call("bash", {"command": "echo done"})], "All done."],
+        )
+        await session.prompt("read big.txt then say done")
+        assert session.messages[-1].text() == "All done."
+        reasons = [e.reason for e in events if e.type == "compaction_start"]
+        assert reasons and reasons[0] == "threshold"
+        turn_ends = [i for i, e in enumerate(events) if e.type == "turn_end"]
+        first_compaction = next(i for i, e in enumerate(events) if e.type == "compaction_end")
+        assert turn_ends[0] < first_compaction < turn_ends[-1]
+    finally:
+        small.unregister()
+
+
+async def test_user_bash_commands_kept_or_excluded_from_context(faux, tmp_path):
+    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    kept = await session.run_bash("echo visible")
+    hidden = await session.run_bash("echo secret", exclude_from_context=True)
+    assert isinstance(kept, BashExecutionMessage) and kept.output.strip() == "visible" and kept.exit_code == 0
+    assert hidden.exclude_from_context
+    faux.push("ok")
+    await session.prompt("what did I run?")
+    text = json.dumps([m.to_json_dict() for m in faux.contexts[-1].messages])
+    assert "visible" in text and "secret" not in text
+    assert len(convert_to_llm([kept, hidden])) == 1
+
+
+async def test_model_and_thinking_changes_emit_events_and_clamp(faux, tmp_path):
+    plain = FauxProvider(provider="faux-plain", reasoning=False)
+    try:
+        host = make_host(faux)
+        session = host.create_session(str(tmp_path), model=faux.model, thinking_level="medium")
+        events = recorder(session)
+        await session.set_model(plain.model)
+        assert session.thinking_level == "off"
+        types = [e.type for e in events]
+        assert types == ["thinking_level_select", "model_select"]
+        await session.set_thinking_level("high")
+        assert session.thinking_level == "off"  # a model without reasoning stays off
+    finally:
+        plain.unregister()
+
+
+async def test_before_compact_hook_can_cancel_or_supply_the_summary(faux, tmp_path):
+    session = make_host(faux, compaction={"keepRecentTokens": 10}).create_session(str(tmp_path), model=faux.model)
+    faux.push("answer one " * 30, "answer two " * 30)
+    await session.prompt("question one " * 30)
+    await session.prompt("question two " * 30)
+
+    async def cancel(preparation, entries, instructions, signal):
+        return {"cancel": True}
+
+    session.before_compact = cancel
+    assert await session.compact() is None
+
+    async def supply(preparation, entries, instructions, signal):
+        assert instructions == "focus on tests"
+        return {"compaction": {"summary": "Hand-written summary.", "first_kept_entry_id": preparation.first_kept_entry_id}}
+
+    session.before_compact = supply
+    calls_before = faux.calls
+    result = await session.compact("focus on tests")
+    assert result is not None and result.summary == "Hand-written summary."
+    assert faux.calls == calls_before  # no LLM call for a supplied summary
+    assert session.messages[0].role == "compactionSummary"
+
+
+async def test_host_keeps_several_resident_sessions(faux, tmp_path):
+    host = make_host(faux)
+    one = host.create_session(str(tmp_path), model=faux.model)
+    two = host.create_session(str(tmp_path), model=faux.model, persist=False)
+    assert host.get_session(one.session_id) is one and host.get_session(two.session_id) is two
+    assert one.session_id != two.session_id
+    faux.push("from one", "from two")
+    await one.prompt("a")
+    await two.prompt("b")
+    assert one.messages[-1].text() == "from one" and two.messages[-1].text() == "from two"
+    assert two.session_file is None
