@@ -1,0 +1,379 @@
+"""Compaction: summarise older history so a long session fits the model's context window.
+
+The runtime asks :func:`should_compact` after every turn (also inside a long tool loop),
+compacts once on a context-overflow error before retrying, and on ``/compact``. The work is
+split in two so an extension's ``session_before_compact`` handler can look in between:
+:func:`prepare_compaction` picks what to keep and what to summarise (pure, no I/O), then
+:func:`compact` asks the model for the summary. The result becomes a ``compaction`` entry:
+the context is then the summary, the kept entries from ``first_kept_entry_id`` on, and what
+follows.
+
+Cut rules: keep at least ``keep_recent_tokens`` of the newest history; never start the kept
+part at a tool result (it must stay with the call that asked for it); a cut after a turn's
+user message splits that turn, whose beginning is summarised on its own. A previous summary
+is updated with the newly summarised messages rather than summarised again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from ..ai.types import Model, StreamOptions
+from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
+from .summarize import (
+    CompactionError,
+    FileOperations,
+    add_file_operations,
+    add_previous_file_lists,
+    ask_summary,
+    build_summary_prompt,
+    build_turn_prefix_prompt,
+    format_file_lists,
+    strip_file_lists,
+)
+from .tokens import estimate_context_tokens, estimate_message_tokens
+
+SPLIT_TURN_HEADING = "**Turn Context (split turn):**"
+
+
+@dataclass
+class CompactionSettings:
+    """``compaction`` in settings.json (pi's defaults)."""
+
+    enabled: bool = True
+    # Room left for the next answer: compact once the context passes window - reserve.
+    reserve_tokens: int = 16384
+    # Newest history kept word for word after a compaction.
+    keep_recent_tokens: int = 20000
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """True when the context has grown past the window minus the reserve."""
+    if not settings.enabled or context_window <= 0:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens
+
+
+# ---------------------------------------------------------------------------- entries -> messages
+
+
+def _entry_ms(entry: Any) -> int:
+    """An entry's ISO timestamp as epoch ms (naive times are UTC, as the context builder reads them)."""
+    try:
+        parsed = _dt.datetime.fromisoformat(str(entry.timestamp).replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_dt.UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def entry_message(entry: Any) -> Any | None:
+    """The agent message an entry contributes to the context (``None`` for state entries)."""
+    if isinstance(entry, MessageEntry):
+        return entry.message
+    if isinstance(entry, CustomMessageEntry):
+        return CustomMessage(
+            custom_type=entry.custom_type,
+            content=entry.content,
+            display=entry.display,
+            details=entry.details,
+            timestamp=_entry_ms(entry),
+        )
+    if isinstance(entry, BranchSummaryEntry):
+        return BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=_entry_ms(entry))
+    if isinstance(entry, CompactionEntry):
+        return CompactionSummaryMessage(
+            summary=entry.summary, tokens_before=entry.tokens_before, timestamp=_entry_ms(entry)
+        )
+    return None
+
+
+def _carries_message(entry: Any) -> bool:
+    return isinstance(entry, MessageEntry | CustomMessageEntry | BranchSummaryEntry)
+
+
+def _is_valid_cut(entry: Any) -> bool:
+    """Kept history may start here: anything that carries a message except a tool result."""
+    if isinstance(entry, MessageEntry):
+        return getattr(entry.message, "role", None) != "toolResult"
+    return isinstance(entry, CustomMessageEntry | BranchSummaryEntry)
+
+
+def _is_turn_start(entry: Any) -> bool:
+    """A turn begins with something the user (or an extension) put in: not a model answer."""
+    if isinstance(entry, MessageEntry):
+        return getattr(entry.message, "role", None) in ("user", "bashExecution", "custom")
+    return isinstance(entry, CustomMessageEntry | BranchSummaryEntry)
+
+
+def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
+    """Messages of ``entries[start:end]``; earlier compaction entries are left out (their
+    summary reaches the summariser as the previous summary)."""
+    out = []
+    for entry in entries[start:end]:
+        if _carries_message(entry):
+            out.append(entry_message(entry))
+    return out
+
+
+# ---------------------------------------------------------------------------- cut point
+
+
+@dataclass(frozen=True)
+class CutPoint:
+    first_kept_entry_index: int
+    # Where the split turn begins (its user message); -1 unless ``is_split_turn``.
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def find_turn_start(entries: list[Any], index: int, start_index: int) -> int:
+    """Index of the turn start at or before ``index`` (not before ``start_index``), or -1."""
+    for i in range(index, start_index - 1, -1):
+        if _is_turn_start(entries[i]):
+            return i
+    return -1
+
+
+def find_cut_point(entries: list[Any], start_index: int, end_index: int, keep_recent_tokens: int) -> CutPoint:
+    """Where the kept history of ``entries[start_index:end_index]`` starts.
+
+    Walks back from the newest entry adding up estimated tokens; once ``keep_recent_tokens``
+    are reached the cut goes at the nearest valid entry at or before that point, so at least
+    that much is kept and a tool result reached there stays with its call. State entries
+    (model changes, labels...) just before the cut are kept with it.
+    """
+    cuts = [i for i in range(start_index, end_index) if _is_valid_cut(entries[i])]
+    if not cuts:
+        return CutPoint(start_index, -1, False)
+    cut = cuts[0]
+    total = 0
+    for i in range(end_index - 1, start_index - 1, -1):
+        entry = entries[i]
+        if not _carries_message(entry):
+            continue
+        total += estimate_message_tokens(entry_message(entry))
+        if total >= keep_recent_tokens:
+            earlier = [c for c in cuts if c <= i]
+            cut = earlier[-1] if earlier else cuts[0]
+            break
+    turn_start = find_turn_start(entries, cut, start_index)
+    split = turn_start != -1 and turn_start < cut
+    first_kept = cut
+    while first_kept > start_index:
+        previous = entries[first_kept - 1]
+        if _carries_message(previous) or isinstance(previous, CompactionEntry):
+            break
+        first_kept -= 1
+    return CutPoint(first_kept, turn_start if split else -1, split)
+
+
+# ---------------------------------------------------------------------------- preparation
+
+
+@dataclass
+class CompactionPreparation:
+    """Everything one compaction needs; what ``session_before_compact`` handlers receive."""
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[Any]
+    turn_prefix_messages: list[Any]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: FileOperations
+    settings: CompactionSettings
+    # Index in the branch of the first kept entry (for handlers that slice the branch).
+    first_kept_entry_index: int = 0
+
+
+def _live_start(entries: list[Any], compaction_index: int) -> int:
+    """First entry still in the context after the compaction at ``compaction_index``."""
+    if compaction_index < 0:
+        return 0
+    kept_id = entries[compaction_index].first_kept_entry_id
+    for i in range(compaction_index):
+        if entries[i].id == kept_id:
+            return i
+    return compaction_index + 1
+
+
+def prepare_compaction(branch_entries: list[Any], settings: CompactionSettings) -> CompactionPreparation | None:
+    """Plan a compaction of the branch (root -> leaf); ``None`` when there is nothing to do."""
+    entries = list(branch_entries)
+    if not entries or isinstance(entries[-1], CompactionEntry):
+        return None
+    prev_index = next((i for i in range(len(entries) - 1, -1, -1) if isinstance(entries[i], CompactionEntry)), -1)
+    previous = entries[prev_index] if prev_index >= 0 else None
+    start = _live_start(entries, prev_index)
+
+    context = _messages(entries, start, len(entries))
+    if previous is not None:
+        context.insert(0, entry_message(previous))
+    tokens_before = estimate_context_tokens(context).tokens
+
+    cut = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
+    to_summarize = _messages(entries, start, history_end)
+    prefix = _messages(entries, cut.turn_start_index, cut.first_kept_entry_index) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        return None
+
+    ops = FileOperations()
+    if previous is not None:
+        add_previous_file_lists(previous.details, previous.summary, ops)
+    add_file_operations(to_summarize, ops)
+    add_file_operations(prefix, ops)
+    return CompactionPreparation(
+        first_kept_entry_id=entries[cut.first_kept_entry_index].id,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous.summary if previous is not None else None,
+        file_ops=ops,
+        settings=settings,
+        first_kept_entry_index=cut.first_kept_entry_index,
+    )
+
+
+# ---------------------------------------------------------------------------- the summary
+
+
+@dataclass
+class CompactionResult:
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    # {"readFiles": [...], "modifiedFiles": [...]}
+    details: Any = None
+
+
+async def _first_error(*coroutines: Any) -> list[str]:
+    """Run concurrently; on a failure cancel the rest and raise that failure itself."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(c) for c in coroutines]
+    except BaseExceptionGroup as group_error:
+        first = group_error.exceptions[0]
+        for exc in group_error.exceptions:
+            if isinstance(exc, CompactionError) and not exc.aborted:
+                first = exc
+                break
+        raise first from None
+    return [t.result() for t in tasks]
+
+
+async def compact(
+    preparation: CompactionPreparation,
+    model: Model,
+    *,
+    api_key: str | None = None,
+    custom_instructions: str | None = None,
+    signal: Any = None,
+    stream_options: StreamOptions | dict[str, Any] | None = None,
+) -> CompactionResult:
+    """Ask ``model`` for the summary of ``preparation``; raises :class:`CompactionError`."""
+    reserve = preparation.settings.reserve_tokens
+    common = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
+    previous = preparation.previous_summary
+    calls = []
+    if preparation.messages_to_summarize:
+        prompt = build_summary_prompt(preparation.messages_to_summarize, previous, custom_instructions)
+        calls.append(ask_summary(model, prompt, max_tokens=int(reserve * 0.8), **common))
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+        prompt = build_turn_prefix_prompt(preparation.turn_prefix_messages)
+        calls.append(ask_summary(model, prompt, max_tokens=int(reserve * 0.5), **common))
+    if not calls:
+        raise CompactionError("Nothing to compact: no messages to summarise.")
+    answers = await _first_error(*calls)
+
+    if preparation.messages_to_summarize:
+        history = answers.pop(0)
+    else:
+        history = strip_file_lists(previous) if previous else "(No earlier history.)"
+    summary = history
+    if answers:
+        summary = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{answers[0]}"
+    read_files, modified_files = preparation.file_ops.file_lists()
+    summary += format_file_lists(read_files, modified_files)
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=preparation.first_kept_entry_id,
+        tokens_before=preparation.tokens_before,
+        details={"readFiles": read_files, "modifiedFiles": modified_files},
+    )
+
+
+# ---------------------------------------------------------------------------- cool-down
+
+
+@dataclass
+class CompactionBreaker:
+    """Stops automatic compaction for a while after repeated failures instead of looping.
+
+    ``max_failures`` consecutive failures open the breaker for ``cooldown_seconds``; once
+    that passes one more try is allowed, and a failure then opens it again at once for twice
+    as long (up to ``max_cooldown_seconds``). A success closes it. Manual ``/compact`` does
+    not ask the breaker, and its failures during a cool-down do not lengthen it.
+    """
+
+    max_failures: int = 3
+    cooldown_seconds: float = 300.0
+    max_cooldown_seconds: float = 3600.0
+    clock: Callable[[], float] = time.monotonic
+    failures: int = 0
+    trips: int = 0
+    open_until: float | None = field(default=None)
+
+    def _now(self, now: float | None) -> float:
+        return self.clock() if now is None else now
+
+    def allowed(self, now: float | None = None) -> bool:
+        return self.open_until is None or self._now(now) >= self.open_until
+
+    def remaining(self, now: float | None = None) -> float:
+        """Seconds until automatic compaction may run again (0 when it may now)."""
+        if self.open_until is None:
+            return 0.0
+        return max(0.0, self.open_until - self._now(now))
+
+    def record_failure(self, now: float | None = None) -> None:
+        at = self._now(now)
+        if self.open_until is not None and at < self.open_until:
+            return  # already paused (a manual /compact failed): keep the running cool-down
+        self.failures += 1
+        if self.failures >= self.max_failures or self.trips > 0:
+            self.trips += 1
+            self.failures = 0
+            wait = min(self.cooldown_seconds * 2 ** (self.trips - 1), self.max_cooldown_seconds)
+            self.open_until = at + wait
+
+    def record_success(self) -> None:
+        self.failures = 0
+        self.trips = 0
+        self.open_until = None
+
+
+__all__ = [
+    "CompactionBreaker",
+    "CompactionError",
+    "CompactionPreparation",
+    "CompactionResult",
+    "CompactionSettings",
+    "CutPoint",
+    "FileOperations",
+    "compact",
+    "entry_message",
+    "find_cut_point",
+    "find_turn_start",
+    "prepare_compaction",
+    "should_compact",
+]
