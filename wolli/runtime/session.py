@@ -410,6 +410,8 @@ class AgentSession:
             result.summary, result.first_kept_entry_id, result.tokens_before, result.details, from_hook
         )
         self.agent.replace_messages(self.session_manager.build_session_context().messages)
+        if reason == "overflow":
+            self._drop_last_error()  # the failed answer is in the file; the retry must not see it
         await self.emit(CompactionEndEvent(reason, result=result, will_retry=reason == "overflow"))  # type: ignore[arg-type]
         return result
 
