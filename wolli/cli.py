@@ -187,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_session(args)
     mode = args.mode or ("print" if args.print_ else "tui")
+    if args.resume and not args.session and mode == "tui":
+        mode = "print"  # no session picker without the TUI: list the sessions instead
     if mode in ("print", "json"):
         from .modes.print_mode import run_headless
 

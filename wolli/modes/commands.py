@@ -7,10 +7,9 @@ from typing import Any
 
 
 def _fmt_tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:g}M"
-    if n >= 1000:
-        return f"{n / 1000:g}K"
+    for size, unit in ((1_000_000, "M"), (1000, "K")):
+        if n >= size:
+            return f"{n / size:.1f}".removesuffix(".0") + unit
     return str(n)
 
 
