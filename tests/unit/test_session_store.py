@@ -1,0 +1,122 @@
+"""Session file IO: appends, permissions, and loading damaged files without losing lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from wolli.session import store
+from wolli.session.entries import CustomEntry, SessionHeader
+from wolli.session.manager import SessionManager
+
+HEADER = SessionHeader(id="11111111-2222-3333-4444-555555555555", cwd="/proj").to_json()
+
+
+def _entry(entry_id: str, parent: str | None) -> str:
+    return CustomEntry(id=entry_id, parent_id=parent, custom_type="t", data={"n": entry_id}).to_json()
+
+
+def test_write_new_creates_private_file_and_folder(tmp_path):
+    path = tmp_path / "s" / "a.jsonl"
+    store.write_new(path, [HEADER, _entry("aaaaaaaa", None)])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert path.read_text().splitlines()[0] == HEADER
+    with pytest.raises(FileExistsError):
+        store.write_new(path, [HEADER])
+
+
+def test_append_after_torn_line_starts_a_fresh_line(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text(HEADER + "\n" + _entry("aaaaaaaa", None) + "\n" + '{"type":"custom","id":"bbbb')
+    loaded = store.load(path)
+    assert [e.id for e in loaded.entries] == ["aaaaaaaa"]
+    assert len(loaded.errors) == 1 and loaded.errors[0].startswith("line 3: torn last line ignored")
+
+    store.append_lines(path, [_entry("cccccccc", "aaaaaaaa")])
+    lines = path.read_text().split("\n")
+    assert lines[2] == '{"type":"custom","id":"bbbb'
+    assert json.loads(lines[3])["id"] == "cccccccc"
+    reloaded = store.load(path)
+    assert [e.id for e in reloaded.entries] == ["aaaaaaaa", "cccccccc"]
+    # No longer the last line: now an ordinary malformed line, still reported, still skipped.
+    assert len(reloaded.errors) == 1 and reloaded.errors[0].startswith("line 3: not valid JSON")
+
+
+def test_valid_last_line_without_newline_is_kept(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text(HEADER + "\n" + _entry("aaaaaaaa", None))
+    loaded = store.load(path)
+    assert [e.id for e in loaded.entries] == ["aaaaaaaa"] and loaded.errors == []
+    store.append_lines(path, [_entry("bbbbbbbb", "aaaaaaaa")])
+    assert [e.id for e in store.load(path).entries] == ["aaaaaaaa", "bbbbbbbb"]
+
+
+def test_garbage_lines_in_the_middle_are_skipped_and_reported(tmp_path):
+    path = tmp_path / "a.jsonl"
+    lines = [
+        HEADER,
+        _entry("aaaaaaaa", None),
+        "this is not json",
+        '{"type":"message","id":"dddddddd","parentId":"aaaaaaaa","timestamp":"x","message":{"role":"nope"}}',
+        "[1, 2]",
+        "",
+        _entry("bbbbbbbb", "aaaaaaaa"),
+        _entry("bbbbbbbb", "aaaaaaaa"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    loaded = store.load(path)
+    assert [e.id for e in loaded.entries] == ["aaaaaaaa", "bbbbbbbb"]
+    assert [e.split(":")[0] for e in loaded.errors] == ["line 3", "line 4", "line 5", "line 8"]
+    assert "not valid JSON" in loaded.errors[0]
+    assert "invalid entry" in loaded.errors[1]
+    assert "duplicate entry id" in loaded.errors[3]
+
+
+def test_comma_joined_objects_on_one_line_are_not_accepted(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text(HEADER + "\n" + _entry("aaaaaaaa", None) + "," + _entry("bbbbbbbb", "aaaaaaaa") + "\n")
+    loaded = store.load(path)
+    assert loaded.entries == [] and len(loaded.errors) == 1
+
+
+def test_empty_file_loads_as_empty(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text("")
+    loaded = store.load(path)
+    assert loaded.header is None and loaded.empty
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (_entry("aaaaaaaa", None) + "\n", "not a session header"),
+        ("garbage\n" + HEADER + "\n", "not valid JSON"),
+        ('{"type":"session","version":3}\n', "header is invalid"),
+        ('{"type":"session","id":"x","cw', "not valid JSON"),
+    ],
+)
+def test_missing_or_invalid_header_is_a_clear_error(tmp_path, content, reason):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(store.SessionFileError) as info:
+        store.load(path)
+    assert reason in str(info.value) and str(path) in str(info.value)
+    with pytest.raises(store.SessionFileError):
+        SessionManager.open(path)
+
+
+def test_unreadable_path_is_a_clear_error(tmp_path):
+    with pytest.raises(store.SessionFileError, match="cannot read"):
+        store.load(tmp_path)  # a directory
+
+
+def test_append_lines_creates_file_with_mode_0600(tmp_path):
+    path = tmp_path / "new.jsonl"
+    store.append_lines(path, [HEADER])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    store.append_lines(path, [])
+    assert path.read_text() == HEADER + "\n"

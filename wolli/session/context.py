@@ -1,0 +1,103 @@
+"""What the model sees for a leaf: the messages of the root..leaf path, after compaction.
+
+The latest compaction on the path stands in for everything before its first kept entry:
+its summary goes first, then the kept entries up to the compaction, then everything after
+it. Branch summaries and custom messages become agent messages (``convert_to_llm`` turns
+them into user messages at request time); ``custom`` state, labels, names and tags are
+bookkeeping and never reach the model. Model and thinking-level changes on the path give
+the model and level to restore when the session is resumed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from .entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+)
+
+
+@dataclass
+class SessionContext:
+    messages: list[Any] = field(default_factory=list)
+    thinking_level: str | None = None
+    # (provider, model_id) to restore, or None when the path never named a model.
+    model: tuple[str, str] | None = None
+
+
+def iso_to_ms(timestamp: str | None) -> int:
+    """Entry timestamps are ISO strings; message timestamps are epoch milliseconds."""
+    if not timestamp:
+        return 0
+    try:
+        parsed = _dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return 0
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_dt.UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def entry_to_message(entry: Any) -> Any | None:
+    """The agent message an entry contributes to the context, or None."""
+    if isinstance(entry, MessageEntry):
+        return entry.message
+    if isinstance(entry, CustomMessageEntry):
+        return CustomMessage(
+            custom_type=entry.custom_type,
+            content=entry.content,
+            display=entry.display,
+            details=entry.details,
+            timestamp=iso_to_ms(entry.timestamp),
+        )
+    if isinstance(entry, BranchSummaryEntry):
+        return BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp))
+    return None
+
+
+def build_context(branch: list[Any]) -> SessionContext:
+    """Build the context from a root..leaf list of entries (``SessionManager.get_branch``)."""
+    context = SessionContext()
+    compaction_index: int | None = None
+    for index, entry in enumerate(branch):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            context.thinking_level = entry.thinking_level
+        elif isinstance(entry, ModelChangeEntry):
+            context.model = (entry.provider, entry.model_id)
+        elif isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "assistant":
+            # Sessions written without model_change entries still resume on the right model.
+            provider, model_id = entry.message.provider, entry.message.model
+            if provider and model_id:
+                context.model = (provider, model_id)
+        elif isinstance(entry, CompactionEntry):
+            compaction_index = index
+
+    if compaction_index is None:
+        selected = branch
+    else:
+        compaction = branch[compaction_index]
+        context.messages.append(
+            CompactionSummaryMessage(
+                summary=compaction.summary,
+                tokens_before=compaction.tokens_before,
+                timestamp=iso_to_ms(compaction.timestamp),
+            )
+        )
+        before = branch[:compaction_index]
+        kept_from = next((i for i, e in enumerate(before) if e.id == compaction.first_kept_entry_id), None)
+        kept = before[kept_from:] if kept_from is not None else []
+        selected = kept + branch[compaction_index + 1 :]
+
+    for entry in selected:
+        message = entry_to_message(entry)
+        if message is not None:
+            context.messages.append(message)
+    return context

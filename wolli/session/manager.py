@@ -1,0 +1,481 @@
+"""SessionManager: one session's entry tree, its leaf, and its file.
+
+Entries form a tree through ``parentId``; the leaf is where the next entry hangs (the last
+appended entry unless the user navigates with ``branch``). Labels, the session name and
+tags are folded from their entries in file order. A new session is kept in memory until
+its first assistant message, so aborted starts and unanswered prompts leave no file
+behind; from then on every append goes straight to disk (see ``store``). ``in_memory``
+sessions never write at all (``--no-session``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agent.messages import parse_agent_message
+from ..config.paths import cwd_slug, sessions_dir
+from . import store
+from .context import SessionContext, build_context
+from .entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    TagsEntry,
+    ThinkingLevelChangeEntry,
+    new_entry_id,
+)
+from .listing import read_session_info
+
+
+class SessionLookupError(LookupError):
+    """No session, or more than one, matches what the user asked for."""
+
+
+@dataclass
+class SessionTreeNode:
+    """One entry of the /tree view, with its children in file order and its label."""
+
+    entry: Any
+    children: list[SessionTreeNode] = field(default_factory=list)
+    label: str | None = None
+
+
+def _file_timestamp() -> str:
+    now = _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y-%m-%dT%H-%M-%S-") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _new_session_path(folder: Path, session_id: str) -> Path:
+    return folder / f"{_file_timestamp()}_{session_id}.jsonl"
+
+
+def _root(session_dir: str | os.PathLike[str] | None) -> Path:
+    return Path(session_dir) if session_dir is not None else sessions_dir()
+
+
+class SessionManager:
+    """Owns the entries of one session and appends to its JSONL file."""
+
+    def __init__(self, header: SessionHeader, path: Path | None, *, persisted: bool) -> None:
+        self._header = header
+        self._path = path
+        # False until the file holds the header (new sessions before their first reply).
+        self._persisted = persisted
+        self._entries: list[Any] = []
+        self._by_id: dict[str, Any] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self._labels: dict[str, str] = {}
+        self._tags: dict[str, str] = {}
+        self._name: str | None = None
+        self._leaf_id: str | None = None
+        self.load_errors: list[str] = []
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str,
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        parent_session: str | None = None,
+    ) -> SessionManager:
+        """A new session in ``<session_dir>/<cwd slug>/``; written at the first assistant message."""
+        cwd = os.path.abspath(cwd)
+        session_id = str(uuid.uuid4())
+        header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
+        path = _new_session_path(_root(session_dir) / cwd_slug(cwd), session_id)
+        return cls(header, path, persisted=False)
+
+    @classmethod
+    def in_memory(cls, cwd: str) -> SessionManager:
+        """A session that never touches the disk (``--no-session``)."""
+        header = SessionHeader(id=str(uuid.uuid4()), cwd=os.path.abspath(cwd))
+        return cls(header, None, persisted=False)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, cwd: str | None = None) -> SessionManager:
+        """Load a session file. A missing or empty file starts a new session at that path."""
+        target = Path(path).expanduser().absolute()
+        if not target.exists():
+            return cls._fresh_at(target, cwd)
+        loaded = store.load(target)
+        if loaded.header is None:
+            return cls._fresh_at(target, cwd)
+        manager = cls(loaded.header, target, persisted=True)
+        manager.load_errors = loaded.errors
+        for entry in loaded.entries:
+            manager._index(entry)
+        return manager
+
+    @classmethod
+    def _fresh_at(cls, target: Path, cwd: str | None) -> SessionManager:
+        header = SessionHeader(id=str(uuid.uuid4()), cwd=os.path.abspath(cwd or os.getcwd()))
+        return cls(header, target, persisted=False)
+
+    @classmethod
+    def continue_recent(cls, cwd: str, session_dir: str | os.PathLike[str] | None = None) -> SessionManager:
+        """The most recently modified session of ``cwd``, or a new one if there is none."""
+        folder = _root(session_dir) / cwd_slug(cwd)
+        candidates: list[tuple[int, str]] = []
+        try:
+            with os.scandir(folder) as it:
+                for item in it:
+                    if item.name.endswith(".jsonl") and item.is_file():
+                        candidates.append((item.stat().st_mtime_ns, item.path))
+        except OSError:
+            pass
+        for _, path in sorted(candidates, reverse=True):
+            if read_session_info(path) is not None:
+                return cls.open(path)
+        return cls.create(cwd, session_dir)
+
+    @classmethod
+    def open_by_id(
+        cls,
+        prefix: str,
+        cwd: str | None = None,
+        session_dir: str | os.PathLike[str] | None = None,
+    ) -> SessionManager:
+        """Open the session whose id starts with ``prefix``: the cwd's folder first, then all."""
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise SessionLookupError("empty session id: give the id (or its first characters) of a session")
+        root = _root(session_dir)
+        from .listing import all_session_files
+
+        scopes: list[list[str]] = []
+        if cwd is not None:
+            scopes.append(_jsonl_in(root / cwd_slug(cwd)))
+        scopes.append(all_session_files(root))
+        for files in scopes:
+            matches = _match_prefix(files, prefix)
+            if len(matches) == 1:
+                return cls.open(matches[0][1])
+            if len(matches) > 1:
+                exact = [m for m in matches if m[0] == prefix]
+                if len(exact) == 1:
+                    return cls.open(exact[0][1])
+                listed = "\n".join(f"  {sid}  {path}" for sid, path in matches[:20])
+                more = f"\n  ... and {len(matches) - 20} more" if len(matches) > 20 else ""
+                raise SessionLookupError(
+                    f"session id prefix {prefix!r} is ambiguous; it matches {len(matches)} sessions:\n"
+                    f"{listed}{more}\nGive more characters of the id."
+                )
+        raise SessionLookupError(f"no session with an id starting with {prefix!r} in {root}")
+
+    @classmethod
+    def fork(
+        cls,
+        source: str | os.PathLike[str] | SessionManager,
+        entry_id: str | None = None,
+        cwd: str | None = None,
+        *,
+        session_dir: str | os.PathLike[str] | None = None,
+    ) -> SessionManager:
+        """A new session holding the branch root..``entry_id`` (default: the source's leaf).
+
+        Entry ids are kept, so labels and compactions still point at the right entries.
+        Labels of copied entries are re-applied at the end; tags are not copied, because a
+        tag binds one session to something outside (an external chat) and must stay unique.
+        """
+        origin = source if isinstance(source, SessionManager) else cls.open(source)
+        target_id = entry_id if entry_id is not None else origin.get_leaf_id()
+        if target_id is not None and target_id not in origin._by_id:
+            raise KeyError(f"no entry {target_id!r} in session {origin.get_session_id()}")
+        branch = origin.get_branch(target_id) if target_id is not None else []
+        source_file = origin.get_session_file()
+        new_cwd = os.path.abspath(cwd or origin.get_cwd())
+        if session_dir is not None:
+            forked = cls.create(new_cwd, session_dir, parent_session=source_file)
+        elif source_file is None:
+            forked = cls.in_memory(new_cwd)
+        else:
+            folder = Path(source_file).parent
+            # Beside the source's cwd folder when it lives in a sessions root, else the default.
+            root = folder.parent if folder.name.startswith("--") else sessions_dir()
+            forked = cls.create(new_cwd, root, parent_session=source_file)
+        copied = [e for e in branch if not isinstance(e, (LabelEntry, TagsEntry))]
+        parent: str | None = None
+        for entry in copied:
+            clone = entry.model_copy(update={"parent_id": parent})
+            forked._index(clone)
+            parent = clone.id
+        forked._leaf_id = parent
+        for entry in copied:
+            label = origin.get_label(entry.id)
+            if label is not None:
+                forked.append_label(entry.id, label)
+        if any(_is_assistant(e) for e in forked._entries):
+            forked._flush()
+        return forked
+
+    # ------------------------------------------------------------------ reading
+
+    def get_session_id(self) -> str:
+        return self._header.id
+
+    def get_session_file(self) -> str | None:
+        return str(self._path) if self._path is not None else None
+
+    def get_cwd(self) -> str:
+        return self._header.cwd
+
+    def get_header(self) -> SessionHeader:
+        return self._header
+
+    def is_persisted(self) -> bool:
+        """True once the file exists on disk (after the first assistant message)."""
+        return self._persisted
+
+    def get_entries(self) -> list[Any]:
+        return list(self._entries)
+
+    def get_entry(self, entry_id: str) -> Any | None:
+        return self._by_id.get(entry_id)
+
+    def get_children(self, entry_id: str | None) -> list[Any]:
+        """Direct children of an entry in file order (``None``: the roots)."""
+        return [self._by_id[i] for i in self._children.get(entry_id, [])]
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> Any | None:
+        return self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+
+    def get_branch(self, from_id: str | None = None) -> list[Any]:
+        """Entries from the root to ``from_id`` (default: the leaf), root first."""
+        current = from_id if from_id is not None else self._leaf_id
+        path: list[Any] = []
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            entry = self._by_id.get(current)
+            if entry is None:
+                break  # parent skipped as damaged: the path starts here
+            seen.add(current)
+            path.append(entry)
+            current = entry.parent_id
+        path.reverse()
+        return path
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        """The whole tree for /tree: roots (and orphans of damaged parents) with children."""
+        nodes = {e.id: SessionTreeNode(entry=e, label=self._labels.get(e.id)) for e in self._entries}
+        roots: list[SessionTreeNode] = []
+        for entry in self._entries:
+            node = nodes[entry.id]
+            parent = nodes.get(entry.parent_id) if entry.parent_id is not None else None
+            if parent is None or parent is node:
+                roots.append(node)
+            else:
+                parent.children.append(node)
+        return roots
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def get_session_name(self) -> str | None:
+        return self._name
+
+    def get_tags(self) -> dict[str, str]:
+        return dict(self._tags)
+
+    def build_session_context(self, leaf_id: str | None = None) -> SessionContext:
+        """Messages, thinking level and model for ``leaf_id`` (default: the current leaf)."""
+        target = leaf_id if leaf_id is not None else self._leaf_id
+        return build_context(self.get_branch(target) if target is not None else [])
+
+    # ------------------------------------------------------------------ writing
+
+    def append_message(self, message: Any) -> str:
+        if isinstance(message, dict):
+            message = parse_agent_message(message)
+        return self._append(MessageEntry, message=message)
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append(ModelChangeEntry, provider=provider, model_id=model_id)
+
+    def append_thinking_level_change(self, level: str) -> str:
+        return self._append(ThinkingLevelChangeEntry, thinking_level=level)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool = False,
+    ) -> str:
+        return self._append(
+            CompactionEntry,
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            details=details,
+            from_hook=True if from_hook else None,
+        )
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Extension state: stored in the tree, never sent to the model."""
+        return self._append(CustomEntry, custom_type=custom_type, data=data)
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> str:
+        """An extension message that is part of the model context."""
+        return self._append(CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details)
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        """Set (or with ``None``/blank, clear) the label of an entry."""
+        if target_id not in self._by_id:
+            raise KeyError(f"cannot label {target_id!r}: no such entry in this session")
+        cleaned = label.strip() if isinstance(label, str) else None
+        return self._append(LabelEntry, target_id=target_id, label=cleaned or None)
+
+    def append_session_info(self, name: str | None) -> str:
+        cleaned = name.strip() if isinstance(name, str) else None
+        return self._append(SessionInfoEntry, name=cleaned or None)
+
+    def append_tags(self, tags: dict[str, str | None]) -> str | None:
+        """Merge tags (``None`` deletes a key). Returns None, writing nothing, if ``tags`` is empty."""
+        delta = _check_tags(tags)
+        if not delta:
+            return None
+        return self._append(TagsEntry, tags=delta)
+
+    def set_tags(self, tags: dict[str, str]) -> str | None:
+        """Replace all tags: appends the delta (deletions as ``None``), or nothing if equal."""
+        wanted = _check_tags(tags)
+        if any(v is None for v in wanted.values()):
+            raise ValueError("set_tags takes string values; use append_tags with None to delete one key")
+        delta: dict[str, str | None] = {k: None for k in self._tags if k not in wanted}
+        delta.update({k: v for k, v in wanted.items() if self._tags.get(k) != v})
+        if not delta:
+            return None
+        return self._append(TagsEntry, tags=delta)
+
+    # ------------------------------------------------------------------ tree navigation
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf: the next append becomes a child of ``entry_id``."""
+        if entry_id not in self._by_id:
+            raise KeyError(f"cannot branch from {entry_id!r}: no such entry in this session")
+        self._leaf_id = entry_id
+
+    def branch_with_summary(
+        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool = False
+    ) -> str:
+        """Go back to ``entry_id`` (``None``: before the first entry), leaving a summary of
+        the abandoned branch as the new leaf so the model keeps what was learned there."""
+        if entry_id is not None and entry_id not in self._by_id:
+            raise KeyError(f"cannot branch from {entry_id!r}: no such entry in this session")
+        self._leaf_id = entry_id
+        return self._append(
+            BranchSummaryEntry,
+            from_id=entry_id if entry_id is not None else "root",
+            summary=summary,
+            details=details,
+            from_hook=True if from_hook else None,
+        )
+
+    def reset_leaf(self) -> None:
+        """Navigate to before the first entry: the next append starts a new root."""
+        self._leaf_id = None
+
+    # ------------------------------------------------------------------ internals
+
+    def _index(self, entry: Any) -> None:
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        self._leaf_id = entry.id
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self._labels[entry.target_id] = entry.label
+            else:
+                self._labels.pop(entry.target_id, None)
+        elif isinstance(entry, SessionInfoEntry):
+            self._name = entry.name or None
+        elif isinstance(entry, TagsEntry):
+            for key, value in entry.tags.items():
+                if value is None:
+                    self._tags.pop(key, None)
+                else:
+                    self._tags[key] = value
+
+    def _append(self, cls: type, **fields: Any) -> str:
+        entry_id = new_entry_id()
+        while entry_id in self._by_id:
+            entry_id = new_entry_id()
+        entry = cls(id=entry_id, parent_id=self._leaf_id, **fields)
+        self._index(entry)
+        if self._persisted:
+            store.append_lines(self._path, [entry.to_json()], header=self._header.to_json())  # type: ignore[arg-type]
+        elif self._path is not None and _is_assistant(entry):
+            self._flush()
+        return entry.id
+
+    def _flush(self) -> None:
+        """Write the header and every buffered entry in one go (the first assistant reply)."""
+        if self._path is None or self._persisted:
+            return
+        lines = [self._header.to_json(), *(e.to_json() for e in self._entries)]
+        if self._path.exists():  # an empty file opened by path: fill it in place
+            store.append_lines(self._path, lines)
+        else:
+            store.write_new(self._path, lines)
+        self._persisted = True
+
+
+def _is_assistant(entry: Any) -> bool:
+    return isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "assistant"
+
+
+def _check_tags(tags: dict[str, Any]) -> dict[str, str | None]:
+    if not isinstance(tags, dict):
+        raise TypeError("tags must be a dict of str -> str (or None to delete)")
+    for key, value in tags.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"tag keys must be non-empty strings, got {key!r}")
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"tag {key!r} must have a string value (or None to delete), got {type(value).__name__}")
+    return dict(tags)
+
+
+def _jsonl_in(folder: Path) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return [e.path for e in it if e.name.endswith(".jsonl") and e.is_file()]
+    except OSError:
+        return []
+
+
+def _session_id_of(path: str) -> str | None:
+    """The id from ``<timestamp>_<id>.jsonl``, else from the header line."""
+    stem = os.path.basename(path)[: -len(".jsonl")]
+    _, sep, tail = stem.partition("_")
+    if sep and len(tail) == 36 and tail.count("-") == 4:
+        return tail.lower()
+    info = read_session_info(path)
+    return info.id.lower() if info is not None else None
+
+
+def _match_prefix(files: list[str], prefix: str) -> list[tuple[str, str]]:
+    matches = []
+    for path in sorted(files):
+        sid = _session_id_of(path)
+        if sid is not None and sid.startswith(prefix):
+            matches.append((sid, path))
+    return matches
