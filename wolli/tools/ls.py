@@ -1,0 +1,84 @@
+"""The built-in ``ls`` tool: the entries of one directory, sorted, directories marked.
+
+Unlike find and grep it shows everything in the directory, ignored or not: a model asking
+what is in a folder should see it all (including ``.git/`` and dotfiles).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..ai.types import TextContent
+from .base import OnUpdate, ToolDefinition, ToolResult
+from .environment import Environment
+from .search_fallback import check_abort, display_path, finish_output, resolve_root
+from .truncate import DEFAULT_MAX_BYTES
+
+DEFAULT_LIMIT = 500
+
+
+class LsParams(BaseModel):
+    path: str | None = Field(
+        default=None, description="Directory to list (default: the working directory)"
+    )
+    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of entries (default {DEFAULT_LIMIT})")
+
+
+LS_DESCRIPTION = (
+    "List the entries of a directory, sorted alphabetically (case-insensitive), directories "
+    "ending in '/'. Includes dotfiles. At most "
+    f"{DEFAULT_LIMIT} entries by default (change with limit); output is capped at "
+    f"{DEFAULT_MAX_BYTES // 1024}KB."
+)
+
+
+def create_ls_tool(env: Environment) -> ToolDefinition:
+    """The ``ls`` tool bound to ``env`` (listing through ``env.readdir``)."""
+
+    async def execute(
+        tool_call_id: str,
+        params: LsParams,
+        signal: Any = None,
+        on_update: OnUpdate | None = None,
+        ctx: Any = None,
+    ) -> ToolResult:
+        check_abort(signal)
+        root = await resolve_root(env, params.path)
+        if not root.is_dir:
+            raise NotADirectoryError(
+                f"Not a directory: {root.shown} ({root.abs_path}). Use read to see a file's contents."
+            )
+        try:
+            entries = await env.readdir(root.abs_path)
+        except PermissionError:
+            raise PermissionError(f"Permission denied: cannot list {root.shown} ({root.abs_path}).") from None
+        except OSError as exc:
+            raise OSError(f"Could not list {root.shown}: {exc.strerror or exc}.") from None
+        check_abort(signal)
+
+        # Directories and symlinks to them both get the '/': either can be listed next.
+        ordered = sorted(entries, key=lambda entry: (entry.name.lower(), entry.name))
+        names = [display_path(entry.name) + ("/" if entry.is_dir else "") for entry in ordered]
+        limit_reached = len(names) > params.limit
+        names = names[: params.limit]
+        details: dict[str, Any] = {"count": len(names), "truncated": False, "limit_reached": limit_reached}
+        if not names:
+            return ToolResult(content=[TextContent(text="(empty directory)")], details=details)
+        notices = []
+        if limit_reached:
+            notices.append(f"[{params.limit} entries limit reached. Use limit={params.limit * 2} for more]")
+        text, truncated = finish_output(names, notices)
+        details["truncated"] = truncated
+        return ToolResult(content=[TextContent(text=text)], details=details)
+
+    return ToolDefinition(
+        name="ls",
+        label="ls",
+        description=LS_DESCRIPTION,
+        parameters=LsParams,
+        execute=execute,
+        prompt_snippet="List directory contents (sorted, directories marked with '/')",
+        prompt_guidelines=["Use ls to see what a directory holds instead of running ls in bash."],
+    )
