@@ -40,7 +40,10 @@ _ALWAYS_PARSE_BELOW = 4096
 
 
 def parse_partial_json(text: str) -> dict[str, Any]:
-    """Best-effort parse of an incomplete JSON object; ``{}`` when nothing parses yet."""
+    """Best-effort parse of an incomplete JSON object; ``{}`` when nothing parses yet.
+
+    Values appear once complete; a string still being streamed is left out until it closes.
+    """
     if not text.strip():
         return {}
     try:
@@ -51,13 +54,20 @@ def parse_partial_json(text: str) -> dict[str, Any]:
 
 
 def parse_tool_arguments(text: str) -> dict[str, Any]:
-    """Final parse of tool arguments: strict first, then partial (truncated output)."""
+    """Final parse of tool arguments: strict first, then partial (truncated output).
+
+    Unlike streaming, a cut-off string is left out rather than kept half-written: a tool
+    should see "missing argument" instead of acting on a truncated path or file body.
+    """
     if not text.strip():
         return {}
     try:
         value = from_json(text)
     except ValueError:
-        return parse_partial_json(text)
+        try:
+            value = from_json(text, allow_partial=True)
+        except ValueError:
+            return {}
     return value if isinstance(value, dict) else {}
 
 

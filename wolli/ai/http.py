@@ -10,7 +10,9 @@ ends with an error and the session layer's auto-retry decides.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import email.utils
+import inspect
 import json
 import random
 import re
@@ -112,8 +114,13 @@ def retry_delay_hint(headers: httpx.Headers, body: str) -> float | None:
         try:
             return max(0.0, float(value))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value else None
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):  # garbage: fall back to backoff
+                parsed = None
             if parsed is not None:
+                if parsed.tzinfo is None:  # HTTP dates are GMT
+                    parsed = parsed.replace(tzinfo=datetime.UTC)
                 return max(0.0, parsed.timestamp() - time.time())
     if "RetryInfo" in body:
         try:
@@ -221,6 +228,16 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
             yield event
     except (httpx.TransportError, OSError) as exc:
         raise ProviderConnectionError(f"Connection lost mid-stream: {type(exc).__name__}: {exc}") from exc
+
+
+async def apply_payload_hook(payload: dict[str, Any], model: Any, options: StreamOptions) -> dict[str, Any]:
+    """``options.on_payload(payload, model)`` (sync or async): a returned dict replaces the payload."""
+    if options.on_payload is None:
+        return payload
+    result = options.on_payload(payload, model)
+    if inspect.isawaitable(result):
+        result = await result
+    return result if isinstance(result, dict) else payload
 
 
 def merge_headers(*parts: dict[str, str] | None) -> dict[str, str]:

@@ -3,8 +3,10 @@
 Written here rather than taken from httpx-sse because that library refuses responses whose
 content-type is not ``text/event-stream``, and OpenAI-compatible servers are not always
 careful about that. Rules (WHATWG): one optional space after ``field:``; several ``data:``
-lines join with ``\\n``; lines starting with ``:`` are comments; a blank line dispatches; an
-unterminated event at EOF is dropped. httpx's line splitter accepts ``\\r\\n``, ``\\n``, ``\\r``.
+lines join with ``\\n``; lines starting with ``:`` are comments; a blank line dispatches the
+event if it had at least one ``data`` line (an ``event:`` alone is discarded); a leading BOM
+is skipped; an unterminated event at EOF is dropped. httpx's line splitter accepts
+``\\r\\n``, ``\\n``, ``\\r``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class SSEDecoder:
 
     def feed_line(self, line: str) -> SSEEvent | None:
         if not line:
-            if not self._data and not self._event:
+            if not self._data:  # WHATWG: no data buffer, nothing to dispatch
+                self._event, self._retry = "", None
                 return None
             event = SSEEvent(self._event or "message", "\n".join(self._data), self._id, self._retry)
             self._event, self._data, self._retry = "", [], None
@@ -57,7 +60,12 @@ class SSEDecoder:
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
     decoder = SSEDecoder()
+    first = True
     async for line in lines:
+        if first:
+            first = False
+            if line.startswith("\ufeff"):
+                line = line[1:]
         event = decoder.feed_line(line.rstrip("\r\n"))
         if event is not None:
             yield event

@@ -11,7 +11,9 @@ produced by any provider acceptable to the target:
 - an assistant tool call without a result gets an error result, so the target does not
   reject the history;
 - assistant messages that ended in ``error``/``aborted`` are skipped: they may hold
-  half-streamed tool calls that no provider accepts.
+  half-streamed tool calls that no provider accepts;
+- a tool result that answers no tool call of the assistant message before it (its call was
+  skipped, or it repeats an answer) is dropped, since every provider rejects it.
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ def transform_messages(
             result.append(message)
         elif isinstance(message, ToolResultMessage):
             new_id = id_map.get(message.tool_call_id, message.tool_call_id)
+            if new_id in answered or all(call.id != new_id for call in pending):
+                continue  # orphaned or duplicate result
             if new_id != message.tool_call_id:
                 message = message.model_copy(update={"tool_call_id": new_id})
             answered.add(new_id)

@@ -10,13 +10,12 @@ only ``message_stop`` counts as a complete answer.
 
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..builder import MessageBuilder
-from ..http import ProviderConnectionError, ProviderHTTPError, open_stream, sse_events
+from ..http import ProviderConnectionError, ProviderHTTPError, apply_payload_hook, open_stream, sse_events
 from ..types import Context, Model, StreamOptions
 from .anthropic_request import build_headers, build_payload, messages_url
 
@@ -222,14 +221,6 @@ _HANDLERS = {
 }
 
 
-async def _apply_payload_hook(payload: dict[str, Any], model: Model, options: StreamOptions) -> dict[str, Any]:
-    if options.on_payload is None:
-        return payload
-    result = options.on_payload(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    return result if isinstance(result, dict) else payload
-
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     """Stream one Claude answer into ``builder``; every failure ends as an error event."""
@@ -238,7 +229,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     except Exception as exc:  # bad history or options: say so instead of raising
         builder.fail(f"Could not build the Anthropic request: {type(exc).__name__}: {exc}")
         return
-    payload = await _apply_payload_hook(payload, model, options)
+    payload = await apply_payload_hook(payload, model, options)
     headers = build_headers(model, options, payload)
     streaming = False
     try:

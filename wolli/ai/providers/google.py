@@ -16,14 +16,20 @@ Gemini differs from the other APIs in ways that shape this module:
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import uuid
 from typing import Any
 
 from ..builder import MessageBuilder
-from ..http import ProviderConnectionError, ProviderHTTPError, merge_headers, open_stream, sse_events
+from ..http import (
+    ProviderConnectionError,
+    ProviderHTTPError,
+    apply_payload_hook,
+    merge_headers,
+    open_stream,
+    sse_events,
+)
 from ..transform import is_same_model, transform_messages
 from ..types import (
     AssistantMessage,
@@ -526,13 +532,7 @@ def _apply_usage(builder: MessageBuilder, metadata: dict[str, Any]) -> None:
 
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
-    payload = build_payload(model, context, options)
-    if options.on_payload is not None:
-        replaced = options.on_payload(payload, model)
-        if inspect.isawaitable(replaced):
-            replaced = await replaced
-        if isinstance(replaced, dict):
-            payload = replaced
+    payload = await apply_payload_hook(build_payload(model, context, options), model, options)
     headers = merge_headers(
         {"x-goog-api-key": options.api_key} if options.api_key else None, model.headers, options.headers
     )

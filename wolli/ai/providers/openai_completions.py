@@ -59,13 +59,19 @@ stream with the provider's message. Wire reference: fixtures/wire/wire.md ยง2, ย
 
 from __future__ import annotations
 
-import inspect
 import json
 import uuid
 from typing import Any
 
 from ..builder import MessageBuilder
-from ..http import ProviderConnectionError, ProviderHTTPError, merge_headers, open_stream, sse_events
+from ..http import (
+    ProviderConnectionError,
+    ProviderHTTPError,
+    apply_payload_hook,
+    merge_headers,
+    open_stream,
+    sse_events,
+)
 from ..sse import SSEEvent
 from ..transform import is_same_model, transform_messages
 from ..types import (
@@ -567,20 +573,12 @@ class _ChatStream:
 # ---------------------------------------------------------------------------- run
 
 
-async def _apply_on_payload(payload: dict[str, Any], model: Model, options: StreamOptions) -> dict[str, Any]:
-    if options.on_payload is None:
-        return payload
-    result = options.on_payload(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    return result if isinstance(result, dict) else payload
-
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
     try:
         compat = resolve_compat(model)
         url = endpoint(model)
-        payload = await _apply_on_payload(build_payload(model, context, options, compat), model, options)
+        payload = await apply_payload_hook(build_payload(model, context, options, compat), model, options)
     except Exception as exc:  # bad history, options or compat: say so instead of raising
         builder.fail(f"Could not build the chat completions request: {type(exc).__name__}: {exc}")
         return

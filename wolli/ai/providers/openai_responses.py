@@ -12,13 +12,12 @@ Wire reference: fixtures/wire/wire.md §3 (grammar), §5.2 (errors), §6 (usage)
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import re
 from typing import Any
 
 from ..builder import MessageBuilder, parse_tool_arguments
-from ..http import merge_headers, open_stream, sse_events
+from ..http import apply_payload_hook, merge_headers, open_stream, sse_events
 from ..transform import is_same_model, transform_messages
 from ..types import (
     AssistantMessage,
@@ -397,19 +396,9 @@ class _StreamState:
             self.b.fail(_error_text(response.get("error"), "OpenAI reported the response as failed."))
 
 
-async def _apply_payload_hook(
-    payload: dict[str, Any], model: Model, options: StreamOptions
-) -> dict[str, Any]:
-    if options.on_payload is None:
-        return payload
-    result = options.on_payload(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    return result if isinstance(result, dict) else payload
-
 
 async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
-    payload = await _apply_payload_hook(build_payload(model, context, options), model, options)
+    payload = await apply_payload_hook(build_payload(model, context, options), model, options)
     headers = merge_headers(
         {"authorization": f"Bearer {options.api_key}"} if options.api_key else None,
         model.headers,
