@@ -16,17 +16,51 @@ import inspect
 import json
 import random
 import re
+import sys
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
-
 from .abort import AbortError
 from .sse import SSEEvent, iter_sse
 from .types import StreamOptions
+
+
+class _hidden_modules:
+    """Make ``import name`` fail (ImportError) inside the block, for names not yet imported.
+
+    httpx's __init__ imports its command-line client (httpx._main: click, rich, pygments) and
+    httpcore imports trio whenever it is installed, though wolli runs on asyncio: together
+    over 100 ms of CPU on every headless start, for nothing. Both packages fall back cleanly
+    when the import fails. The ``None`` entries go right after, so a later ``import trio``
+    elsewhere still works.
+    """
+
+    def __init__(self, *names: str) -> None:
+        self.names = [name for name in names if name not in sys.modules]
+
+    def __enter__(self) -> None:
+        for name in self.names:
+            sys.modules[name] = None  # type: ignore[assignment]
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.names:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+with _hidden_modules("httpx._main"):
+    import httpx
+
+
+def _import_httpcore() -> None:
+    """httpx imports httpcore lazily, when the first client is built; do it without trio."""
+    if "httpcore" not in sys.modules:
+        with _hidden_modules("trio"):
+            import httpcore  # noqa: F401
+
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
@@ -53,6 +87,7 @@ def get_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
+        _import_httpcore()
         client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True)
         _clients[loop] = client
     return client
