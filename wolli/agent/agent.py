@@ -163,6 +163,12 @@ class Agent:
             if inspect.isawaitable(result):
                 await result
 
+    async def _emit_tool_event(self, event: Any) -> None:
+        # ``pending_tool_calls`` shrinks as each call ends, so a UI can show what still runs.
+        if event.type == "tool_execution_end":
+            self.state.pending_tool_calls.discard(event.tool_call_id)
+        await self._emit(event)
+
     # ------------------------------------------------------------------ queues
 
     def steer(self, message: Any) -> None:
@@ -264,8 +270,9 @@ class Agent:
         await self._emit(event)
         replacement = event.message
         if replacement is not message and getattr(replacement, "role", None) == getattr(message, "role", None):
-            self.state.messages[self.state.messages.index(message)] = replacement
-            new_messages[new_messages.index(message)] = replacement
+            # By identity: two equal messages (same text, same millisecond) are still distinct.
+            _replace_identical(self.state.messages, message, replacement)
+            _replace_identical(new_messages, message, replacement)
             return replacement
         return message
 
@@ -299,7 +306,7 @@ class Agent:
                             assistant=assistant,
                             tools=self.state.tools,
                             signal=signal,
-                            emit=self._emit,
+                            emit=self._emit_tool_event,
                             before_tool_call=self.before_tool_call,
                             after_tool_call=self.after_tool_call,
                             sequential=self.tool_execution == "sequential",
@@ -384,6 +391,13 @@ class Agent:
             await self._emit(MessageStartEvent(message))
         self.state.stream_message = None
         return message
+
+
+def _replace_identical(items: list[Any], old: Any, new: Any) -> None:
+    for index in range(len(items) - 1, -1, -1):
+        if items[index] is old:
+            items[index] = new
+            return
 
 
 def _as_message(value: Any) -> Any:

@@ -2,8 +2,9 @@
 
 ``bashExecution`` (a ``!cmd`` the user ran), ``custom`` (an extension's message),
 ``branchSummary`` and ``compactionSummary`` live in the transcript and the session file;
-:func:`convert_to_llm` turns them into user messages just before a request (or drops them:
-``!!cmd`` output and ``display``-only custom messages never reach the model).
+:func:`convert_to_llm` turns them into user messages just before a request. ``!!cmd`` output
+(``exclude_from_context``) and empty custom messages never reach the model; a custom
+message's ``display`` flag only decides whether the transcript shows it.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def convert_to_llm(messages: list[Any]) -> list[Message]:
                 out.append(UserMessage(content=[TextContent(text=bash_execution_text(message))], timestamp=message.timestamp))
         elif role == "custom":
             content = message.content
-            blocks = [TextContent(text=content)] if isinstance(content, str) else list(content)
+            # Empty text is dropped: providers reject empty content blocks.
+            blocks = ([TextContent(text=content)] if content else []) if isinstance(content, str) else list(content)
             if blocks:
                 out.append(UserMessage(content=blocks, timestamp=message.timestamp))
         elif role == "branchSummary":
