@@ -565,3 +565,23 @@ async def test_pending_tool_calls_shrink_as_calls_end(faux):
     await run(agent.prompt("go"))
     assert pending == [{"a", "b"}, {"a"}, set()]
     assert agent.state.pending_tool_calls == set()
+
+
+async def test_a_failing_tool_keeps_the_details_its_exception_carries(tmp_path):
+    from wolli.agent.agent import Agent
+    from wolli.ai.providers.faux import FauxProvider, faux_tool_call
+    from wolli.runtime.builtin_tools import create_builtin_tools
+    from wolli.tools.environment import create_host_environment
+
+    faux = FauxProvider(provider="faux-details")
+    try:
+        tools = create_builtin_tools(create_host_environment(str(tmp_path)))
+        agent = Agent(model=faux.model, tools=tools)
+        faux.push([faux_tool_call("bash", {"command": "echo out; exit 3"})], "done")
+        await agent.prompt("run it")
+        result = next(m for m in agent.state.messages if m.role == "toolResult")
+        assert result.is_error
+        assert "Command exited with code 3" in result.content[0].text
+        assert result.details is not None and result.details.exit_code == 3
+    finally:
+        faux.unregister()

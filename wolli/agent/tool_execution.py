@@ -85,8 +85,8 @@ class TurnAborted(Exception):
     """A before-call interceptor asked to abort the turn. ``args``: (reason, results)."""
 
 
-def error_result(text: str) -> ToolResult:
-    return ToolResult(content=[TextContent(text=text)], details=None)
+def error_result(text: str, details: Any = None) -> ToolResult:
+    return ToolResult(content=[TextContent(text=text)], details=details)
 
 
 def _as_input_dict(params: Any) -> dict[str, Any]:
@@ -241,7 +241,10 @@ class _Batch:
             )
             is_error = True
         except Exception as exc:
-            result, is_error = error_result(str(exc) or type(exc).__name__), True
+            # An exception may carry ``details`` (the bash tool's exit code and full-output
+            # file): keep them so the session and the UI still see them on failure.
+            details = getattr(exc, "details", None)
+            result, is_error = error_result(str(exc) or type(exc).__name__, details), True
         finally:
             self.watchdog.running.discard(task)
             plan.closed = True
