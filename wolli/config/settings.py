@@ -3,7 +3,8 @@
 Keys follow pi's settings where they apply (camelCase in the file). Reading merges the two
 files deeply (agent wins); writing targets one file (``"agent"`` by default) and notifies
 subscribers. A malformed file is reported in ``errors`` and treated as empty, so a typo in
-settings never stops Wolli from starting.
+settings never stops Wolli from starting; writing to a malformed file is refused
+(:class:`SettingsError`) so the user's text is never replaced.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from typing import Any, Literal
 from . import paths
 
 Target = Literal["agent", "global"]
+TARGETS = ("agent", "global")
+
+
+class SettingsError(ValueError):
+    """A write was refused (unknown target, or the target file cannot be read or parsed)."""
 
 DEFAULTS: dict[str, Any] = {
     "defaultProvider": None,
@@ -42,12 +48,14 @@ DEFAULTS: dict[str, Any] = {
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
+    """``override`` merged into a copy of ``base``: objects merge key by key, anything else
+    replaces. Nothing of either argument is shared with the result."""
+    out = copy.deepcopy(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = deep_merge(out[key], value)
         else:
-            out[key] = value
+            out[key] = copy.deepcopy(value)
     return out
 
 
@@ -72,7 +80,16 @@ def read_json_file(path: Path, errors: list[str]) -> dict[str, Any]:
     return data
 
 
-def write_json_atomic(path: Path, data: Any, mode: int = 0o644) -> None:
+def write_json_atomic(path: Path, data: Any, mode: int | None = None) -> None:
+    """Write via a temporary file and a rename, so a crash never leaves half a file.
+
+    ``mode`` defaults to the existing file's permissions (0644 for a new file).
+    """
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            mode = 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
@@ -104,10 +121,14 @@ class Settings:
         self.reload()
 
     def reload(self) -> None:
+        """Re-read both files; subscribers hear about it when the merged view changed."""
+        before = self._merged
         self.errors = []
         self._global = read_json_file(self.global_path, self.errors)
         self._agent = read_json_file(self.agent_path, self.errors)
         self._remerge()
+        if before and self._merged != before:
+            self._notify()
 
     def _remerge(self) -> None:
         merged = deep_merge(DEFAULTS, self._global)
@@ -135,25 +156,43 @@ class Settings:
 
     def override(self, values: dict[str, Any]) -> None:
         """Process-only values (CLI flags) that win over both files and are never written."""
+        before = self._merged
         self._overrides = deep_merge(self._overrides, values)
         self._remerge()
+        if self._merged != before:
+            self._notify()
 
-    def update(self, partial: dict[str, Any], target: Target = "agent") -> None:
+    def _current_file(self, target: str) -> tuple[Path, dict[str, Any]]:
+        """The target file as it is on disk now (another process may have written it)."""
+        if target not in TARGETS:
+            raise SettingsError(f"unknown settings target {target!r}; use 'agent' or 'global'")
         path = self.agent_path if target == "agent" else self.global_path
-        current = self._agent if target == "agent" else self._global
-        updated = deep_merge(current, partial)
-        write_json_atomic(path, updated)
+        problems: list[str] = []
+        data = read_json_file(path, problems)
+        if problems:
+            raise SettingsError(f"{problems[0]} Fix or remove the file before changing settings; it was left as it is.")
+        return path, data
+
+    def _store(self, target: str, path: Path, data: dict[str, Any]) -> None:
+        write_json_atomic(path, data)
         if target == "agent":
-            self._agent = updated
+            self._agent = data
         else:
-            self._global = updated
+            self._global = data
         self._remerge()
         self._notify()
 
+    def update(self, partial: dict[str, Any], target: Target = "agent") -> None:
+        """Deep-merge ``partial`` into one file (``"agent"`` or ``"global"``) and save it."""
+        if not isinstance(partial, dict):
+            raise SettingsError(f"settings updates are objects, got {type(partial).__name__}")
+        path, current = self._current_file(target)
+        self._store(target, path, deep_merge(current, partial))
+
     def delete(self, key: str, target: Target = "agent") -> None:
-        path = self.agent_path if target == "agent" else self.global_path
-        current = copy.deepcopy(self._agent if target == "agent" else self._global)
-        node = current
+        """Remove a (dotted) key from one file; a key that is not there is a no-op."""
+        path, current = self._current_file(target)
+        node: Any = current
         parts = key.split(".")
         for part in parts[:-1]:
             node = node.get(part) if isinstance(node, dict) else None
@@ -161,15 +200,10 @@ class Settings:
                 return
         if isinstance(node, dict) and parts[-1] in node:
             del node[parts[-1]]
-            write_json_atomic(path, current)
-            if target == "agent":
-                self._agent = current
-            else:
-                self._global = current
-            self._remerge()
-            self._notify()
+            self._store(target, path, current)
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """Call ``callback(merged_settings)`` after every change; returns the unsubscribe."""
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 

@@ -52,64 +52,138 @@ class ResourceSet:
 
 # ---------------------------------------------------------------------------- front matter
 
+_KEY_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
+_BLOCK_INDICATORS = {">": "folded", ">-": "folded", ">+": "folded", "|": "literal", "|-": "literal", "|+": "literal"}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "/": "/"}
+
 
 def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     """Split ``---``-fenced ``key: value`` front matter from a markdown body.
 
-    A deliberately small YAML subset (scalars, quoted strings, ``>``/``|`` folded blocks):
-    skills and prompt templates only use flat keys, and a YAML dependency is not worth it.
+    A deliberately small YAML subset (plain scalars, also continued on indented lines;
+    single- and double-quoted strings; ``>`` folded and ``|`` literal blocks; full-line
+    comments): skills and prompt templates only use flat keys, and a YAML dependency is not
+    worth it. Values come back trimmed. Without a fence the whole text is the body.
     """
-    if not text.startswith("---"):
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines[0].rstrip() != "---":
         return {}, text
-    lines = text.split("\n")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if end is None:
         return {}, text
     meta: dict[str, str] = {}
     key: str | None = None
+    style = "plain"
     block: list[str] = []
+
+    def flush() -> None:
+        if key is None or not block:
+            return
+        if style == "literal":
+            meta[key] = "\n".join(_dedent(block)).strip("\n")
+        elif style == "folded":
+            meta[key] = _fold(_dedent(block))
+        else:
+            meta[key] = " ".join([meta[key], *(b.strip() for b in block)]).strip()
+
     for line in lines[1:end]:
-        match = re.match(r"^([A-Za-z0-9_-]+):\s*(.*)$", line)
-        if match and not line.startswith((" ", "\t")):
-            if key is not None and block:
-                meta[key] = " ".join(b.strip() for b in block).strip()
-            key, value = match.group(1), match.group(2).strip()
-            block = []
-            if value in (">", "|", ">-", "|-"):
-                meta[key] = ""
+        match = _KEY_LINE.match(line)
+        if match:
+            flush()
+            key, value, block = match.group(1), (match.group(2) or "").strip(), []
+            if value in _BLOCK_INDICATORS:
+                style, meta[key] = _BLOCK_INDICATORS[value], ""
+            elif value[:1] in ("'", '"'):
+                meta[key], key = _quoted(value), None  # multi-line quoted strings: not supported
+            else:
+                style, meta[key] = "plain", value
+            continue
+        if key is None:
+            continue
+        indented = line[:1] in (" ", "\t")
+        if style == "plain":
+            if not line.strip() or line.lstrip().startswith("#"):
                 continue
-            meta[key] = _unquote(value)
-            key = None if value else key
-        elif key is not None:
+            if not indented:
+                flush()
+                key = None
+                continue
             block.append(line)
-    if key is not None and block:
-        meta[key] = " ".join(b.strip() for b in block).strip()
+        elif indented or not line.strip():
+            block.append(line)
+        elif not line.startswith("#"):
+            flush()
+            key = None
+    flush()
     body = "\n".join(lines[end + 1 :]).lstrip("\n")
     return meta, body
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
+def _dedent(block: list[str]) -> list[str]:
+    while block and not block[-1].strip():
+        block = block[:-1]
+    indents = [len(b) - len(b.lstrip()) for b in block if b.strip()]
+    cut = min(indents, default=0)
+    return [b[cut:] if b.strip() else "" for b in block]
+
+
+def _fold(lines: list[str]) -> str:
+    """YAML folding: lines join with spaces, an empty line becomes a line break."""
+    out = ""
+    for line in lines:
+        if not line:
+            out += "\n"
+        elif not out or out.endswith("\n"):
+            out += line.strip()
+        else:
+            out += " " + line.strip()
+    return out.strip()
+
+
+def _quoted(value: str) -> str:
+    """A quoted scalar: ``"..."`` with backslash escapes, ``'...'`` with ``''`` for a quote."""
+    quote, out, i = value[0], [], 1
+    while i < len(value):
+        char = value[i]
+        if quote == '"' and char == "\\" and i + 1 < len(value):
+            out.append(_ESCAPES.get(value[i + 1], value[i + 1]))
+            i += 2
+            continue
+        if char == quote:
+            if quote == "'" and value[i + 1 : i + 2] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out)
+        out.append(char)
+        i += 1
+    return value  # no closing quote: keep the text as written
 
 
 # ---------------------------------------------------------------------------- loaders
 
 
 def _read_text(path: Path, errors: list[str]) -> str | None:
+    """The file's text, or None when it is absent; a file that exists but cannot be read
+    (permissions, a folder in its place, a symlink loop) is reported, never raised."""
     try:
         data = path.read_bytes()[:_MAX_CONTEXT_FILE_BYTES]
         return data.decode("utf-8", "replace")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        errors.append(f"Could not read {path}: {exc}")
+        errors.append(f"Could not read {path}: {exc.strerror or exc}; skipped it.")
         return None
 
 
 def load_context_files(agent_dir: Path, cwd: str, errors: list[str]) -> list[ContextFile]:
-    """AGENTS.md (or CLAUDE.md) from the agent home, then from the root down to ``cwd``."""
+    """AGENTS.md (or CLAUDE.md) from the agent home, then from the root down to ``cwd``.
+
+    One file per folder (AGENTS.md wins); a file reached twice (a symlink, or the agent
+    home inside the project) is read once, at its first place.
+    """
     found: list[ContextFile] = []
     seen: set[str] = set()
 
@@ -133,14 +207,29 @@ def load_context_files(agent_dir: Path, cwd: str, errors: list[str]) -> list[Con
     return found
 
 
+def _listing(base: Path, errors: list[str]) -> list[Path]:
+    """A folder's entries, sorted; a folder that cannot be listed is reported."""
+    try:
+        return sorted(base.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        errors.append(f"Could not list {base}: {exc.strerror or exc}; skipped it.")
+        return []
+
+
+def _loose_markdown(entries: list[Path]) -> list[Path]:
+    # Not ``is_file()``: a file that cannot be read (a symlink loop) must be reported, not hidden.
+    return [p for p in entries if p.name.endswith(".md") and not p.is_dir()]
+
+
 def load_skills(directories: list[Path], errors: list[str]) -> list[Skill]:
     """Skills are ``<dir>/<name>/SKILL.md`` (or ``<dir>/<name>.md``) with front matter."""
     skills: dict[str, Skill] = {}
     for base in directories:
-        if not base.is_dir():
-            continue
-        candidates = sorted(base.glob("*/SKILL.md")) + sorted(base.glob("*.md"))
-        for path in candidates:
+        entries = _listing(base, errors)
+        nested = [d / "SKILL.md" for d in entries if d.is_dir() and os.path.lexists(d / "SKILL.md")]
+        for path in nested + _loose_markdown(entries):
             text = _read_text(path, errors)
             if text is None:
                 continue
@@ -148,26 +237,33 @@ def load_skills(directories: list[Path], errors: list[str]) -> list[Skill]:
             name = meta.get("name") or (path.parent.name if path.name == "SKILL.md" else path.stem)
             description = meta.get("description", "").strip()
             if not description:
-                errors.append(f"Skill {path} has no description in its front matter; skipped.")
+                errors.append(
+                    f"Skill {path} has no description in its front matter; skipped it "
+                    "(add `description: ...` between the --- lines)."
+                )
+                continue
+            if not name or any(ch.isspace() for ch in name):
+                errors.append(f"Skill {path} has the name {name!r}; a skill name cannot contain spaces. Skipped it.")
                 continue
             if name in skills:
-                continue  # first definition wins (agent home before extra paths)
+                # First definition wins (agent home before the extra paths from settings).
+                errors.append(f"Skill {path} has the same name as {skills[name].path} ({name!r}); skipped it.")
+                continue
             skills[name] = Skill(
                 name=name,
                 description=description,
                 path=str(path),
                 base_dir=str(path.parent),
-                disable_model_invocation=meta.get("disable-model-invocation", "").lower() == "true",
+                disable_model_invocation=meta.get("disable-model-invocation", "").strip().lower() == "true",
             )
     return list(skills.values())
 
 
 def load_prompt_templates(directories: list[Path], errors: list[str]) -> list[PromptTemplate]:
+    """Prompt templates are ``<dir>/<name>.md``; ``/name args`` expands them."""
     templates: dict[str, PromptTemplate] = {}
     for base in directories:
-        if not base.is_dir():
-            continue
-        for path in sorted(base.glob("*.md")):
+        for path in _loose_markdown(_listing(base, errors)):
             text = _read_text(path, errors)
             if text is None:
                 continue
@@ -207,36 +303,61 @@ def load_resources(
 
 # ---------------------------------------------------------------------------- expansion
 
+# $1 $2 ... (positional), ${@:N} / ${@:N:L} (slices), $ARGUMENTS and $@ (the whole text).
+_PLACEHOLDER = re.compile(r"\$(?:([1-9]\d*)|\{@:(\d+)(?::(\d+))?\}|(ARGUMENTS)\b|(@))")
+_ARGUMENT = re.compile(r"\"([^\"]*)\"(?=\s|$)|'([^']*)'(?=\s|$)|(\S+)")
+
 
 def expand_prompt_template(template: PromptTemplate, args_text: str) -> str:
-    """Substitute ``$1``..``$9``, ``$@`` / ``$ARGUMENTS`` (all arguments) in a template body."""
-    args = _split_args(args_text)
+    """Substitute the placeholders of a template body in one pass.
 
-    def positional(match: re.Match[str]) -> str:
-        index = int(match.group(1)) - 1
-        return args[index] if 0 <= index < len(args) else ""
+    ``$1``.. take the quoted-or-bare words of ``args_text``; ``$@`` and ``$ARGUMENTS`` take
+    the argument text as typed (trimmed); ``${@:N}`` the words from N on, ``${@:N:L}`` L
+    of them. Missing arguments become empty. One pass, so a ``$1`` inside an argument
+    stays as typed.
+    """
+    args = split_arguments(args_text)
+    whole = args_text.strip()
 
-    text = template.content.replace("$ARGUMENTS", args_text.strip()).replace("$@", args_text.strip())
-    return re.sub(r"\$(\d)", positional, text)
+    def substitute(match: re.Match[str]) -> str:
+        position, start, length, arguments, at = match.groups()
+        if position is not None:
+            index = int(position) - 1
+            return args[index] if index < len(args) else ""
+        if start is not None:
+            first = max(int(start), 1) - 1
+            chosen = args[first:] if length is None else args[first : first + int(length)]
+            return " ".join(chosen)
+        return whole
+
+    return _PLACEHOLDER.sub(substitute, template.content)
 
 
-def _split_args(text: str) -> list[str]:
-    import shlex
+def split_arguments(text: str) -> list[str]:
+    """Words of ``text``; ``"..."`` or ``'...'`` around a word keeps its spaces together.
 
-    try:
-        return shlex.split(text)
-    except ValueError:
-        return text.split()
+    Quotes count only around a whole word, so apostrophes (``don't``) and backslashes
+    (``C:\\dir``) stay as typed, and an unclosed quote is an ordinary character.
+    """
+    out: list[str] = []
+    for match in _ARGUMENT.finditer(text):
+        double, single, bare = match.groups()
+        out.append(double if double is not None else single if single is not None else bare)
+    return out
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def expand_skill(skill: Skill, args_text: str) -> str:
     """``/skill:name args`` -> the skill's instructions wrapped for the model."""
     try:
-        body = parse_front_matter(Path(skill.path).read_text("utf-8"))[1]
+        body = parse_front_matter(Path(skill.path).read_text("utf-8", errors="replace"))[1]
     except OSError as exc:
-        body = f"(could not read {skill.path}: {exc})"
+        body = f"(could not read {skill.path}: {exc.strerror or exc})"
     text = (
-        f'<skill name="{skill.name}" location="{skill.path}">\n'
+        f'<skill name="{_attr(skill.name)}" location="{_attr(skill.path)}">\n'
         f"References are relative to {skill.base_dir}.\n\n{body.strip()}\n</skill>"
     )
     if args_text.strip():

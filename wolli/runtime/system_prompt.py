@@ -32,7 +32,8 @@ class BuildSystemPromptOptions:
     memory: str = ""
     user: str = ""
     skills: list[Skill] = field(default_factory=list)
-    selected_tools: list[str] = field(default_factory=list)
+    # Names of the active tools; None means every tool passed to the builder, [] means none.
+    selected_tools: list[str] | None = None
     append_system_prompt: str = ""
     context_files: list[ContextFile] = field(default_factory=list)
     # Replaces the built-in opening (``--system-prompt``); everything else is still added.
@@ -68,13 +69,18 @@ def _tools_section(tools: list[ToolDefinition]) -> tuple[str, list[str]]:
     return "\n".join(lines), guidelines
 
 
+def _xml(text: str) -> str:
+    """Escape text placed inside the skills' XML so a ``<`` in a description cannot end a tag."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _skills_section(skills: list[Skill]) -> str:
     visible = [s for s in skills if not s.disable_model_invocation]
     if not visible:
         return ""
     items = "\n".join(
-        f"  <skill>\n    <name>{s.name}</name>\n    <description>{s.description}</description>\n"
-        f"    <location>{s.path}</location>\n  </skill>"
+        f"  <skill>\n    <name>{_xml(s.name)}</name>\n    <description>{_xml(s.description)}</description>\n"
+        f"    <location>{_xml(s.path)}</location>\n  </skill>"
         for s in visible
     )
     return (
@@ -86,7 +92,8 @@ def _skills_section(skills: list[Skill]) -> str:
 
 
 def build_system_prompt(options: BuildSystemPromptOptions, tools: list[ToolDefinition]) -> str:
-    selected = set(options.selected_tools) if options.selected_tools else {t.name for t in tools}
+    """The default system prompt; only the active tools contribute lines and guidelines."""
+    selected = set(options.selected_tools) if options.selected_tools is not None else {t.name for t in tools}
     active = [t for t in tools if t.name in selected]
     parts: list[str] = [options.custom_prompt.strip() if options.custom_prompt else BASE_PROMPT]
 
@@ -101,10 +108,12 @@ def build_system_prompt(options: BuildSystemPromptOptions, tools: list[ToolDefin
         parts.append("# Guidelines\n\n" + "\n".join(f"- {g}" for g in guidelines))
 
     for section in sorted(options.prompt_sections, key=lambda s: s.order):
-        parts.append(f"# {section.title}\n\n{section.content.strip()}")
+        if section.content.strip():
+            parts.append(f"# {section.title}\n\n{section.content.strip()}")
 
-    if options.context_files:
-        files = "\n\n".join(f"## {cf.path}\n\n{cf.content.strip()}" for cf in options.context_files)
+    context_files = [cf for cf in options.context_files if cf.content.strip()]
+    if context_files:
+        files = "\n\n".join(f"## {cf.path}\n\n{cf.content.strip()}" for cf in context_files)
         parts.append(
             "# Project context\n\nInstructions from the user's context files (follow them; later, "
             f"more specific files take precedence):\n\n{files}"
