@@ -149,3 +149,10 @@ def test_version_and_bad_options(project):
     assert version.returncode == 0 and version.stdout.startswith("wolli ")
     bad = wolli(["--thinking", "extreme", "-p", "x"], project)
     assert bad.returncode == 2 and "--thinking" in bad.stderr
+
+
+def test_a_model_without_a_key_fails_fast_with_instructions(project):
+    result = wolli(["-p", "--model", "anthropic/claude-sonnet-4-5", "hello"], project, timeout=20)
+    assert result.returncode == 1
+    assert "no API key for provider 'anthropic'" in result.stderr
+    assert "ANTHROPIC_API_KEY" in result.stderr

@@ -123,6 +123,11 @@ async def _run(args: Any, mode: str) -> int:
                                 f"{', '.join(t.name for t in session.all_tools)}")
     if session.model is None:
         raise NoModelError(host.no_model_help())
+    provider = session.model.provider
+    if provider not in host.api_key_overrides and not host.model_registry.is_available(session.model):
+        raise HeadlessError(
+            f"no API key for provider '{provider}' (model {session.model.key}).\n" + host.no_model_help()
+        )
 
     attachments, images = read_attachments(args.files, cwd)
     stdin_text = _read_stdin()
