@@ -29,3 +29,9 @@ def test_lazy_public_names_resolve():
 
     assert wolli.DEFAULT_MAX_LINES == 2000 and callable(wolli.create_read_tool)
     assert callable(wolli.with_file_mutation_queue)
+
+
+def test_providers_load_httpx_without_its_cli_dependencies():
+    roots = imported_roots("import wolli.ai.http, wolli.ai.providers.openai_completions")
+    assert "httpx" in roots
+    assert roots.isdisjoint({"rich", "pygments", "click", "trio", "textual"})

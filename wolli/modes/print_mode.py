@@ -171,6 +171,8 @@ def _print_resume_list(host: Any, cwd: str) -> int:
 
 
 def run_headless(args: Any, mode: str) -> int:
+    import gc
+
     from ..runtime.session import NoModelError
 
     try:
@@ -181,3 +183,7 @@ def run_headless(args: Any, mode: str) -> int:
     except KeyboardInterrupt:
         print("wolli: interrupted", file=sys.stderr)
         return 130
+    finally:
+        # The process ends next: spare the interpreter's shutdown a scan of every object
+        # (measured ~30 ms of a ~300 ms print-mode run).
+        gc.freeze()
