@@ -67,16 +67,19 @@ def build_context(branch: list[Any]) -> SessionContext:
     """Build the context from a root..leaf list of entries (``SessionManager.get_branch``)."""
     context = SessionContext()
     compaction_index: int | None = None
+    # Messages first: they are nearly all of a long branch.
     for index, entry in enumerate(branch):
-        if isinstance(entry, ThinkingLevelChangeEntry):
+        if isinstance(entry, MessageEntry):
+            message = entry.message
+            if getattr(message, "role", None) == "assistant":
+                # Sessions written without model_change entries still resume on the right model.
+                provider, model_id = message.provider, message.model
+                if provider and model_id:
+                    context.model = (provider, model_id)
+        elif isinstance(entry, ThinkingLevelChangeEntry):
             context.thinking_level = entry.thinking_level
         elif isinstance(entry, ModelChangeEntry):
             context.model = (entry.provider, entry.model_id)
-        elif isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "assistant":
-            # Sessions written without model_change entries still resume on the right model.
-            provider, model_id = entry.message.provider, entry.message.model
-            if provider and model_id:
-                context.model = (provider, model_id)
         elif isinstance(entry, CompactionEntry):
             compaction_index = index
 
@@ -96,8 +99,12 @@ def build_context(branch: list[Any]) -> SessionContext:
         kept = before[kept_from:] if kept_from is not None else []
         selected = kept + branch[compaction_index + 1 :]
 
+    messages = context.messages
     for entry in selected:
-        message = entry_to_message(entry)
-        if message is not None:
-            context.messages.append(message)
+        if isinstance(entry, MessageEntry):
+            messages.append(entry.message)
+        else:
+            message = entry_to_message(entry)
+            if message is not None:
+                messages.append(message)
     return context
