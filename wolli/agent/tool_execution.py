@@ -10,7 +10,9 @@ interceptor sees the effects of the calls before it. The caller appends the tool
 messages in source order afterwards.
 
 An abort stops the batch: calls not started yet are skipped, running tools get the signal
-and :data:`ABORT_GRACE_SECONDS` to honour it before their tasks are cancelled.
+and :data:`ABORT_GRACE_SECONDS` to honour it before their tasks are cancelled. The last call
+of an answer cut by the output limit (stop reason ``length``) is never run: its arguments
+are incomplete, and acting on them would apply half an edit list.
 """
 
 from __future__ import annotations
@@ -83,6 +85,13 @@ class _Planned:
 
 class TurnAborted(Exception):
     """A before-call interceptor asked to abort the turn. ``args``: (reason, results)."""
+
+
+TRUNCATED_CALL = (
+    "Tool call not run: your answer reached the output token limit while the arguments of this "
+    "call were still being written, so they are incomplete. Call the tool again; split large "
+    "content into several smaller edits or writes."
+)
 
 
 def error_result(text: str, details: Any = None) -> ToolResult:
@@ -159,6 +168,10 @@ class _Batch:
         self.tool_context = tool_context
         self.abort_reason: str | None = None
         self.watchdog: _Watchdog | None = None
+        # An answer cut by the output limit ends inside its last tool call: that call's
+        # arguments are whatever JSON arrived (an edit list missing its later edits, ...).
+        last = assistant.content[-1] if assistant.content else None
+        self.truncated = last if assistant.stop_reason == "length" and isinstance(last, ToolCall) else None
 
     # ------------------------------------------------------------------ preflight
 
@@ -169,6 +182,8 @@ class _Batch:
             plan.result, plan.is_error = error_result(f"Tool call skipped: {self.abort_reason}"), True
         elif self.signal.aborted:
             plan.result, plan.is_error = error_result("Tool execution aborted"), True
+        elif call is self.truncated:
+            plan.result, plan.is_error = error_result(TRUNCATED_CALL), True
         elif plan.tool is None:
             known = ", ".join(sorted(self.by_name)) or "none"
             plan.result = error_result(f"Tool {call.name} not found. Available tools: {known}")

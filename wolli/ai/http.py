@@ -82,6 +82,17 @@ class ProviderConnectionError(Exception):
     pass
 
 
+# Appended to the message of a failure the retries above could not cure ("(gave up after 3
+# retries)"); the session's auto-retry recognises it (wolli.runtime.retry).
+GAVE_UP_MARK = "(gave up after"
+
+
+def _gave_up(error: Exception, message: str) -> Exception:
+    if isinstance(error, ProviderHTTPError):
+        return ProviderHTTPError(error.status, message, error.body, error.headers)
+    return type(error)(message)
+
+
 def get_client() -> httpx.AsyncClient:
     """One pooled client per event loop (creating a client costs milliseconds: TLS setup)."""
     loop = asyncio.get_running_loop()
@@ -239,6 +250,8 @@ async def open_stream(
             retryable = should_retry(response.status_code, response.headers)
             delay_hint = retry_delay_hint(response.headers, raw)
         if not retryable or attempt >= options.max_retries:
+            if attempt:  # say so: the session layer must not spend a second retry budget on it
+                raise _gave_up(error, f"{failure} {GAVE_UP_MARK} {attempt} {'retry' if attempt == 1 else 'retries'})")
             raise error
         if delay_hint is not None and delay_hint > options.max_retry_delay:
             raise type(error)(*error.args) if not isinstance(error, ProviderHTTPError) else ProviderHTTPError(

@@ -3,20 +3,46 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..agent.events import to_jsonable
 
 
 class JsonEventWriter:
-    def __init__(self, out: TextIO | None = None) -> None:
+    """Writes events as JSON lines. When the reader goes away (``wolli --mode json | head``)
+    it stops writing and calls ``on_closed`` once, instead of raising into the agent loop."""
+
+    def __init__(self, out: TextIO | None = None, on_closed: Callable[[], Any] | None = None) -> None:
         self.out = out or sys.stdout
+        self.on_closed = on_closed
+        self.closed = False
 
     def write(self, value: Any) -> None:
+        if self.closed:
+            return
         line = json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
-        self.out.write(line + "\n")
-        self.out.flush()
+        try:
+            self.out.write(line + "\n")
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            silence(self.out)
+            if self.on_closed is not None:
+                self.on_closed()
 
     def __call__(self, event: Any) -> None:
         self.write(event)
+
+
+def silence(stream: TextIO) -> None:
+    """Point a stream whose reader is gone at /dev/null, so the interpreter's final flush
+    does not print "Exception ignored ... BrokenPipeError" on exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

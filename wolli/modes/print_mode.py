@@ -133,18 +133,31 @@ async def _run(args: Any, mode: str) -> int:
     stdin_text = _read_stdin()
     messages = list(args.messages)
     first = "\n\n".join(p for p in (attachments, stdin_text.strip(), messages[0] if messages else "") if p)
-    prompts = [first, *messages[1:]] if first else messages[1:]
+    # A blank message would reach the provider as an empty conversation (Anthropic drops
+    # whitespace-only text, then rejects the request): treat it as no message at all.
+    prompts = [p for p in (first, *messages[1:]) if p.strip()]
     if not prompts:
         raise HeadlessError('nothing to do: give a message, e.g. wolli -p "explain this repo"')
 
+    writer = None
     if mode == "json":
         from .json_mode import JsonEventWriter
 
-        writer = JsonEventWriter()
+        # Nobody reads the events any more (``| head``): stop the run like an interrupt.
+        writer = JsonEventWriter(on_closed=session.abort)
         writer.write(session.session_manager.get_header())
         session.subscribe(writer)
-    for index, text in enumerate(prompts):
-        await session.prompt(text, images if index == 0 else None)
+    interrupt = _Interrupt(session)
+    with interrupt:
+        for index, text in enumerate(prompts):
+            if interrupt.signal_number is not None or (writer is not None and writer.closed):
+                break
+            await session.prompt(text, images if index == 0 else None)
+    if interrupt.signal_number is not None:
+        print("wolli: interrupted", file=sys.stderr)
+        return 128 + interrupt.signal_number
+    if writer is not None and writer.closed:
+        return _BROKEN_PIPE
     last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
     if last is None:
         raise HeadlessError("the model gave no answer")
@@ -153,9 +166,65 @@ async def _run(args: Any, mode: str) -> int:
         return 1
     if mode == "print":
         text = last.text()
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # ``wolli -p ... | head -1``: the reader has what it wanted
+            from .json_mode import silence
+
+            silence(sys.stdout)
+            return _BROKEN_PIPE
     return 0
+
+
+# The status a shell reports for a process ended by SIGPIPE.
+_BROKEN_PIPE = 141
+
+
+class _Interrupt:
+    """SIGINT/SIGTERM abort the session instead of killing the process mid-write.
+
+    The abort takes the normal path: the partial answer is saved as an ``aborted`` message,
+    a running tool's process tree is killed, and the session file stays whole. (Without
+    this, SIGTERM would leave a bash tool's processes, which run in their own session,
+    orphaned.) A second signal cancels everything at once.
+    """
+
+    SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.signal_number: int | None = None
+        self._installed: list[int] = []
+        self._task: asyncio.Task[Any] | None = None
+
+    def __enter__(self) -> _Interrupt:
+        import signal
+
+        loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        for name in self.SIGNALS:
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            try:
+                loop.add_signal_handler(number, self._on_signal, int(number))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+                continue
+            self._installed.append(int(number))
+        return self
+
+    def _on_signal(self, number: int) -> None:
+        if self.signal_number is None:
+            self.signal_number = number
+            self.session.abort()
+        elif self._task is not None:
+            self._task.cancel()  # a second signal: stop waiting for a clean abort
+
+    def __exit__(self, *exc: object) -> None:
+        loop = asyncio.get_running_loop()
+        for number in self._installed:
+            loop.remove_signal_handler(number)
 
 
 def _print_resume_list(host: Any, cwd: str) -> int:
@@ -180,7 +249,7 @@ def run_headless(args: Any, mode: str) -> int:
     except (HeadlessError, NoModelError) as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         print("wolli: interrupted", file=sys.stderr)
         return 130
     finally:

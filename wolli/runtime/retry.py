@@ -14,9 +14,15 @@ _TRANSIENT = re.compile(
 )
 
 
+# wolli.ai.http marks failures it already retried (with the same ``retry`` settings and the
+# server's retry-after hints), and those where the server asked for a longer wait than
+# ``retry.maxDelayMs``: retrying them again would multiply the attempts or ignore the server.
+_HTTP_FINAL = ("(gave up after", "(server asked to retry in")
+
+
 def is_retryable_error(message: str | None) -> bool:
     """Transient provider failures (not context overflow: compaction handles that)."""
-    if not message or is_context_overflow_text(message):
+    if not message or is_context_overflow_text(message) or any(mark in message for mark in _HTTP_FINAL):
         return False
     return bool(_TRANSIENT.search(message))
 

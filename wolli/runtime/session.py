@@ -90,6 +90,8 @@ class AgentSession:
         self.agent.subscribe(self._on_agent_event)
         if not session_manager.get_entries():
             self._record_model_and_level()
+        else:
+            self._record_overrides(context.model, context.thinking_level)
 
     # ------------------------------------------------------------------ events
 
@@ -163,6 +165,16 @@ class AgentSession:
         if model is not None:
             self.session_manager.append_model_change(model.provider, model.id)
         self.session_manager.append_thinking_level_change(self.agent.state.thinking_level)
+
+    def _record_overrides(self, stored_model: tuple[str, str] | None, stored_level: str | None) -> None:
+        """A resumed session run with another model or level (``-c --model X --thinking Y``)
+        records the change, so the next plain resume continues with what was used last."""
+        model = self.agent.state.model
+        if model is not None and stored_model != (model.provider, model.id):
+            self.session_manager.append_model_change(model.provider, model.id)
+        resumed_level = self._clamp_level(stored_level or self.settings.get("defaultThinkingLevel", "off"))
+        if self.agent.state.thinking_level != resumed_level:
+            self.session_manager.append_thinking_level_change(self.agent.state.thinking_level)
 
     async def set_model(self, model: Model, source: str = "set") -> None:
         previous = self.agent.state.model
@@ -273,8 +285,25 @@ class AgentSession:
     async def wait_for_idle(self) -> None:
         await self.agent.wait_for_idle()
 
+    def _apply_retry_settings(self) -> None:
+        """The ``retry`` settings also govern the HTTP layer's own retries (before a stream starts).
+
+        Without this, ``retry.enabled: false`` still retried 429/5xx three times and the HTTP
+        layer waited 1 s, 2 s, 4 s whatever ``baseDelayMs`` said. Read on every run so a
+        settings change applies to the next request.
+        """
+        retry = self.settings.get("retry", {}) or {}
+        options = self.agent.stream_options
+        if not retry.get("enabled", True):
+            options["max_retries"] = 0
+            return
+        options["max_retries"] = max(0, int(retry.get("maxRetries", 3)))
+        options["retry_base_delay"] = max(0, int(retry.get("baseDelayMs", 2000))) / 1000
+        options["max_retry_delay"] = max(0, int(retry.get("maxDelayMs", 60000))) / 1000
+
     async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
         self._retry_abort = asyncio.Event()
+        self._apply_retry_settings()
         try:
             await self._run_with_recovery(start)
         finally:
