@@ -521,7 +521,7 @@ def test_image_attachment_is_an_image_block(api, project, providers):
 
 
 @pytest.mark.parametrize("api", APIS)
-def test_context_overflow_compacts_then_retries_once(api, project, wolli_home, providers):
+def test_context_overflow_compacts_then_retries_once(api, project, tmp_path, wolli_home, providers):
     (wolli_home / "settings.json").write_text(
         json.dumps({"retry": {"baseDelayMs": 1}, "compaction": {"keepRecentTokens": 10}})
     )
@@ -550,6 +550,7 @@ def test_context_overflow_compacts_then_retries_once(api, project, wolli_home, p
     text = json.dumps(retried)
     assert "Fix calc.add." in text and "and now?" in text
     assert "prompt is too long" not in text and "exceeds" not in text
+    assert_session_loadable(session, project, tmp_path)  # a compacted session exports too
 
 
 @pytest.mark.parametrize("api", [ANTHROPIC, GOOGLE])
