@@ -17,14 +17,13 @@ is updated with the newly summarised messages rather than summarised again.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from ..ai.types import Model, StreamOptions
+from .context import entry_to_message
 from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from .summarize import (
     CompactionError,
@@ -63,38 +62,6 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
 # ---------------------------------------------------------------------------- entries -> messages
 
 
-def _entry_ms(entry: Any) -> int:
-    """An entry's ISO timestamp as epoch ms (naive times are UTC, as the context builder reads them)."""
-    try:
-        parsed = _dt.datetime.fromisoformat(str(entry.timestamp).replace("Z", "+00:00"))
-    except ValueError:
-        return 0
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=_dt.UTC)
-    return int(parsed.timestamp() * 1000)
-
-
-def entry_message(entry: Any) -> Any | None:
-    """The agent message an entry contributes to the context (``None`` for state entries)."""
-    if isinstance(entry, MessageEntry):
-        return entry.message
-    if isinstance(entry, CustomMessageEntry):
-        return CustomMessage(
-            custom_type=entry.custom_type,
-            content=entry.content,
-            display=entry.display,
-            details=entry.details,
-            timestamp=_entry_ms(entry),
-        )
-    if isinstance(entry, BranchSummaryEntry):
-        return BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=_entry_ms(entry))
-    if isinstance(entry, CompactionEntry):
-        return CompactionSummaryMessage(
-            summary=entry.summary, tokens_before=entry.tokens_before, timestamp=_entry_ms(entry)
-        )
-    return None
-
-
 def _carries_message(entry: Any) -> bool:
     return isinstance(entry, MessageEntry | CustomMessageEntry | BranchSummaryEntry)
 
@@ -119,7 +86,7 @@ def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
     out = []
     for entry in entries[start:end]:
         if _carries_message(entry):
-            out.append(entry_message(entry))
+            out.append(entry_to_message(entry))
     return out
 
 
@@ -159,7 +126,7 @@ def find_cut_point(entries: list[Any], start_index: int, end_index: int, keep_re
         entry = entries[i]
         if not _carries_message(entry):
             continue
-        total += estimate_message_tokens(entry_message(entry))
+        total += estimate_message_tokens(entry_to_message(entry))
         if total >= keep_recent_tokens:
             earlier = [c for c in cuts if c <= i]
             cut = earlier[-1] if earlier else cuts[0]
@@ -216,7 +183,7 @@ def prepare_compaction(branch_entries: list[Any], settings: CompactionSettings) 
 
     context = _messages(entries, start, len(entries))
     if previous is not None:
-        context.insert(0, entry_message(previous))
+        context.insert(0, entry_to_message(previous))
     tokens_before = estimate_context_tokens(context).tokens
 
     cut = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
@@ -371,7 +338,7 @@ __all__ = [
     "CutPoint",
     "FileOperations",
     "compact",
-    "entry_message",
+    "entry_to_message",
     "find_cut_point",
     "find_turn_start",
     "prepare_compaction",

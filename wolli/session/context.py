@@ -60,6 +60,10 @@ def entry_to_message(entry: Any) -> Any | None:
         )
     if isinstance(entry, BranchSummaryEntry):
         return BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp))
+    if isinstance(entry, CompactionEntry):
+        return CompactionSummaryMessage(
+            summary=entry.summary, tokens_before=entry.tokens_before, timestamp=iso_to_ms(entry.timestamp)
+        )
     return None
 
 
@@ -103,7 +107,7 @@ def build_context(branch: list[Any]) -> SessionContext:
     for entry in selected:
         if isinstance(entry, MessageEntry):
             messages.append(entry.message)
-        else:
+        elif not isinstance(entry, CompactionEntry):  # only the latest summary counts
             message = entry_to_message(entry)
             if message is not None:
                 messages.append(message)
