@@ -11,6 +11,7 @@ import tracemalloc
 
 import pytest
 
+from tests.support.waiting import wait_until
 from wolli.ai.abort import AbortController
 from wolli.tools.base import ToolArgumentError, ToolResult
 from wolli.tools.bash import (
@@ -49,13 +50,6 @@ async def run(tool, command: str, timeout: float | None = None, signal=None, upd
     on_update = updates.append if updates is not None else None
     return await tool.execute("call-1", params, signal, on_update, None)
 
-
-async def wait_until(condition, timeout: float = 5.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 # ---------------------------------------------------------------------------- definition

@@ -23,6 +23,7 @@ import pytest
 
 from tests.support import wire_answers as W
 from tests.support.loopback import LoopbackServer, Reply
+from tests.support.waiting import wait_until_sync
 from tests.support.wire_answers import ANTHROPIC, APIS, CHAT, GOOGLE, RESPONSES, Call, answer, conversation
 
 PY = shlex.quote(sys.executable)
@@ -338,13 +339,6 @@ def start_wolli(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def wait_until(predicate: Any, timeout: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
-        time.sleep(0.01)
-
 
 def alive(pid: int) -> bool:
     try:
@@ -420,14 +414,14 @@ def test_interrupt_during_bash_kills_the_process_tree(api, signum, project, tmp_
     command = "echo $$ > shell.pid; (sleep 300; echo late) & echo $! > child.pid; sleep 300"
     providers.push(answer(api, "Running it.", calls=[Call("bash", {"command": command})]))
     process = start_wolli(["-p", *model(api), "run the server"], project)
-    wait_until(lambda: (project / "child.pid").exists() and (project / "child.pid").read_text().strip(),
+    wait_until_sync(lambda: (project / "child.pid").exists() and (project / "child.pid").read_text().strip(),
                what="the bash tool to start")
     pids = [int((project / name).read_text()) for name in ("shell.pid", "child.pid")]
     assert all(alive(pid) for pid in pids)
     code, took, stderr = interrupt(process, signum)
     assert code == 128 + signum, stderr
     assert took < 5
-    wait_until(lambda: not any(alive(pid) for pid in pids), timeout=5, what="the tool's processes to end")
+    wait_until_sync(lambda: not any(alive(pid) for pid in pids), timeout=5, what="the tool's processes to end")
 
     [session] = session_files(wolli_home)
     assert_session_loadable(session, project, tmp_path)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.support.waiting import wait_until
 from wolli.ai.abort import AbortController
 from wolli.tools import process
 from wolli.tools.environment import ExecOptions, create_host_environment
@@ -28,13 +29,6 @@ def alive(pid: int) -> bool:
         return False
     return data[data.rfind(")") + 2] not in "ZX"
 
-
-async def wait_until(condition, timeout: float = 5.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def read_pid(path, timeout: float = 5.0) -> int:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
+from tests.support.waiting import wait_until  # noqa: F401 (re-exported for the loop tests)
 from wolli.agent.agent import Agent
 from wolli.ai.providers.faux import FauxProvider
 from wolli.ai.types import Context, TextContent, ToolResultMessage, UserMessage, content_text
@@ -59,14 +59,6 @@ def make_tool(
 def text_result(text: str, **kwargs: Any) -> ToolResult:
     return ToolResult(content=[TextContent(text=text)], **kwargs)
 
-
-async def wait_until(predicate: Callable[[], bool], timeout: float = DEADLINE) -> None:
-    """Poll state (not a fixed sleep) until ``predicate`` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached before the deadline")
-        await asyncio.sleep(0.002)
 
 
 async def run(coro: Any, timeout: float = DEADLINE) -> Any:
