@@ -16,6 +16,7 @@ import pytest
 from pydantic_core import from_json
 
 from tests.support.loopback import json_reply, sse_reply
+from tests.support.stream_checks import check_event_grammar as check_well_formed
 from tests.support.wire import WIRE_DIR, load_body, recordings
 from wolli.ai.abort import AbortController
 from wolli.ai.overflow import is_context_overflow
@@ -59,36 +60,6 @@ async def run_stream(model: Model, context: Context, options: StreamOptions | No
 
 # ---------------------------------------------------------------------------- event grammar
 
-
-def check_well_formed(events: list[Any]) -> None:
-    """start first; each block opens once, closes once, deltas add up; one terminal event last."""
-    assert events, "no events"
-    assert events[0].type == "start"
-    terminal = [e for e in events if e.type in ("done", "error")]
-    assert len(terminal) == 1 and events[-1] is terminal[0]
-    open_blocks: dict[int, tuple[str, str]] = {}
-    closed: set[int] = set()
-    for event in events[1:-1]:
-        kind, _, phase = event.type.rpartition("_")
-        assert event.type != "start"
-        if phase == "start":
-            assert event.content_index not in open_blocks and event.content_index not in closed
-            open_blocks[event.content_index] = (kind, "")
-        elif phase == "delta":
-            opened_kind, text = open_blocks[event.content_index]
-            assert opened_kind == kind
-            open_blocks[event.content_index] = (kind, text + event.delta)
-        elif phase == "end":
-            opened_kind, text = open_blocks.pop(event.content_index)
-            assert opened_kind == kind
-            closed.add(event.content_index)
-            if kind in ("text", "thinking"):
-                assert event.content == text
-            else:
-                assert event.tool_call.arguments == _parse_args(text)
-    assert not open_blocks, f"blocks never closed: {open_blocks}"
-    final = events[-1].message if events[-1].type == "done" else events[-1].error
-    assert closed == set(range(len(final.content)))
 
 
 def _parse_args(text: str) -> dict[str, Any]:

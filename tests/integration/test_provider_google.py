@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.support.loopback import json_reply, sse_reply
+from tests.support.stream_checks import check_event_grammar as check_grammar
 from tests.support.wire import WIRE_DIR, load_body, load_error, load_meta, recordings
 from wolli.ai.abort import AbortController
 from wolli.ai.builder import parse_partial_json
@@ -83,41 +84,6 @@ def content_type_of(path: Path) -> str:
             return value[0]
     return "text/event-stream"
 
-
-def check_grammar(events: list) -> AssistantMessage:
-    """Start first, one terminal event last, balanced blocks, deltas == final block content."""
-    assert events and events[0].type == "start"
-    terminals = [e for e in events if e.type in ("done", "error")]
-    assert len(terminals) == 1 and events[-1] is terminals[0]
-    final = terminals[0].message if terminals[0].type == "done" else terminals[0].error
-    open_blocks: dict[int, str] = {}
-    seen: dict[int, str] = {}
-    streamed: dict[int, str] = {}
-    for event in events[1:-1]:
-        kind, _, phase = event.type.rpartition("_")
-        assert kind in ("text", "thinking", "toolcall"), event.type
-        index = event.content_index
-        if phase == "start":
-            assert index not in seen, "a content index is started twice"
-            open_blocks[index] = seen[index] = kind
-            streamed[index] = ""
-        elif phase == "delta":
-            assert open_blocks.get(index) == kind
-            streamed[index] += event.delta
-        else:
-            assert open_blocks.pop(index) == kind
-    assert not open_blocks
-    assert sorted(seen) == list(range(len(final.content)))
-    for index, text in streamed.items():
-        block = final.content[index]
-        if isinstance(block, TextContent):
-            assert text == block.text
-        elif isinstance(block, ThinkingContent):
-            assert text == block.thinking
-        else:
-            assert isinstance(block, ToolCall)
-            assert (json.loads(text) if text else {}) == block.arguments
-    return final
 
 
 # ============================================================================ independent reference reader

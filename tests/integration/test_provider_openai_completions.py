@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.loopback import Reply, json_reply
+from tests.support.stream_checks import check_event_grammar as check_well_formed
 from tests.support.wire import WIRE_DIR, load_body, load_error, load_meta, recordings
 from wolli.ai.abort import AbortController
 from wolli.ai.overflow import is_context_overflow
@@ -144,36 +145,6 @@ def expected_from(body: bytes) -> dict[str, Any]:
         "error": error,
     }
 
-
-def check_well_formed(events: list[Any], message: AssistantMessage) -> None:
-    assert events[0].type == "start"
-    assert [e.type for e in events].count("done") + [e.type for e in events].count("error") == 1
-    assert events[-1].type in ("done", "error")
-    open_blocks: dict[int, str] = {}
-    deltas: dict[int, str] = {}
-    ended: set[int] = set()
-    for event in events[1:-1]:
-        kind, _, phase = event.type.rpartition("_")
-        index = event.content_index
-        if phase == "start":
-            assert index not in open_blocks and index not in ended
-            open_blocks[index] = kind
-            deltas[index] = ""
-        elif phase == "delta":
-            assert open_blocks.get(index) == kind, f"{event.type} outside its block"
-            deltas[index] += event.delta
-        elif phase == "end":
-            assert open_blocks.pop(index) == kind
-            ended.add(index)
-            block = message.content[index]
-            if kind == "text":
-                assert event.content == deltas[index] == block.text
-            elif kind == "thinking":
-                assert event.content == deltas[index] == block.thinking
-            else:
-                assert event.tool_call.arguments == block.arguments
-    assert not open_blocks, "blocks left open"
-    assert ended == set(range(len(message.content)))
 
 
 # ---------------------------------------------------------------------------- every recording

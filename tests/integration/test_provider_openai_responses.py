@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.loopback import Reply, json_reply
+from tests.support.stream_checks import check_event_grammar as check_grammar
 from tests.support.wire import load_body, load_error, load_meta, recordings
 from wolli.ai.abort import AbortController
 from wolli.ai.overflow import is_context_overflow
@@ -147,35 +148,6 @@ def reference(events: list[dict[str, Any]]) -> dict[str, Any]:
         ref["stop"] = "toolUse"
     return ref
 
-
-def check_grammar(events: list[Any], message: AssistantMessage) -> None:
-    """start first; one terminal last; every block opened and closed; deltas add up."""
-    assert events[0].type == "start"
-    assert events[-1].type in ("done", "error")
-    assert sum(e.type in ("done", "error") for e in events) == 1
-    started: dict[int, str] = {}
-    deltas: dict[int, str] = {}
-    ended: set[int] = set()
-    for e in events[1:-1]:
-        kind, _, phase = e.type.partition("_")
-        if phase == "start":
-            assert e.content_index not in started
-            started[e.content_index] = kind
-            deltas[e.content_index] = ""
-        elif phase == "delta":
-            assert started.get(e.content_index) == kind and e.content_index not in ended
-            deltas[e.content_index] += e.delta
-        elif phase == "end":
-            assert started.get(e.content_index) == kind and e.content_index not in ended
-            ended.add(e.content_index)
-    assert set(started) == ended == set(range(len(message.content)))
-    for index, block in enumerate(message.content):
-        if isinstance(block, TextContent):
-            assert deltas[index] == block.text
-        elif isinstance(block, ThinkingContent):
-            assert deltas[index] == block.thinking
-        else:
-            assert json.loads(deltas[index] or "{}") == block.arguments
 
 
 # ---------------------------------------------------------------------------- 1. recordings
