@@ -24,6 +24,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .abort import AbortError
+from .retry_marks import GAVE_UP_MARK, SERVER_WAIT_MARK
 from .sse import SSEEvent, iter_sse
 from .types import StreamOptions
 
@@ -82,9 +83,6 @@ class ProviderConnectionError(Exception):
     pass
 
 
-# Appended to the message of a failure the retries above could not cure ("(gave up after 3
-# retries)"); the session's auto-retry recognises it (wolli.runtime.retry).
-GAVE_UP_MARK = "(gave up after"
 
 
 def _gave_up(error: Exception, message: str) -> Exception:
@@ -256,7 +254,7 @@ async def open_stream(
         if delay_hint is not None and delay_hint > options.max_retry_delay:
             raise type(error)(*error.args) if not isinstance(error, ProviderHTTPError) else ProviderHTTPError(
                 error.status,
-                f"{failure} (server asked to retry in {delay_hint:.0f}s, more than the "
+                f"{failure} {SERVER_WAIT_MARK} {delay_hint:.0f}s, more than the "
                 f"{options.max_retry_delay:.0f}s limit)",
                 error.body,
                 error.headers,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..ai.overflow import is_context_overflow_text
+from ..ai.retry_marks import FINAL_MARKS
 
 _TRANSIENT = re.compile(
     r"overloaded|rate.?limit|too many requests|\b429\b|\b5\d\d\b|service.?unavailable|server error|"
@@ -14,15 +15,15 @@ _TRANSIENT = re.compile(
 )
 
 
-# wolli.ai.http marks failures it already retried (with the same ``retry`` settings and the
-# server's retry-after hints), and those where the server asked for a longer wait than
-# ``retry.maxDelayMs``: retrying them again would multiply the attempts or ignore the server.
-_HTTP_FINAL = ("(gave up after", "(server asked to retry in")
 
 
 def is_retryable_error(message: str | None) -> bool:
-    """Transient provider failures (not context overflow: compaction handles that)."""
-    if not message or is_context_overflow_text(message) or any(mark in message for mark in _HTTP_FINAL):
+    """Transient provider failures (not context overflow: compaction handles that).
+
+    Failures the HTTP layer marked final (it already spent the same ``retry`` budget, or the
+    server asked for a longer wait than allowed) are not retried again.
+    """
+    if not message or is_context_overflow_text(message) or any(mark in message for mark in FINAL_MARKS):
         return False
     return bool(_TRANSIENT.search(message))
 
