@@ -13,7 +13,8 @@ import pytest
 
 from wolli.session.export_html import export_session_html
 from wolli.session.export_markdown import markdown_to_html, render_inline
-from wolli.session.export_reader import current_branch, load_session_file
+from wolli.session.export_reader import current_branch
+from wolli.session.store import SessionFileError, load
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake-image-bytes").decode()
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n def main():\n-    return 1\n+    return 2\n"
@@ -214,8 +215,8 @@ def test_diff_lines_carry_add_and_remove_classes(session_file: Path, tmp_path: P
 
 
 def test_malformed_line_is_skipped_and_reported(session_file: Path, tmp_path: Path) -> None:
-    loaded = load_session_file(session_file)
-    assert loaded.malformed_lines == [6]
+    loaded = load(session_file, require_header=False)
+    assert loaded.bad_lines == [6]
     _, page = export_and_parse(session_file, tmp_path / "out.html")
     notice = page.with_class("malformed")
     assert notice and "Skipped 1 malformed line" in page.text and "line 6" in page.text
@@ -251,7 +252,7 @@ def test_missing_parent_does_not_hide_earlier_history(tmp_path: Path) -> None:
         '{"type":"message","id":"00000002","parentId":"00000001","mess',
         msg("00000003", "00000002", "after the tear"),
     ]) + "\n")
-    branch, gaps = current_branch(load_session_file(path).entries)
+    branch, gaps = current_branch(load(path, require_header=False).entries)
     assert gaps == 1
     _, page = export_and_parse(path, tmp_path / "t.html")
     assert "before the tear" in page.text and "after the tear" in page.text
@@ -323,3 +324,18 @@ def test_large_session_exports_quickly(tmp_path: Path) -> None:
     html = out.read_text()
     assert "question 0 with **markdown**" in html and "answer 999" in html
     assert "15,000" in html  # 1000 responses * 15 tokens
+
+
+def test_a_file_whose_header_is_damaged_still_exports(tmp_path: Path) -> None:
+    path = tmp_path / "headless.jsonl"
+    path.write_text(
+        '{"type":"session","version":3,"id":\n'  # torn header
+        + line({"type": "message", "id": "aaaa0001", "parentId": None, "timestamp": "2025-01-01T00:00:00Z",
+                "message": {"role": "user", "content": "still here", "timestamp": 1}})
+    )
+    loaded = load(path, require_header=False)
+    assert loaded.header is None and loaded.bad_lines == [1] and len(loaded.entries) == 1
+    with pytest.raises(SessionFileError):
+        load(path)
+    page = export_session_html(path, tmp_path / "out.html").read_text()
+    assert "still here" in page and "header could not be read" in page

@@ -34,8 +34,11 @@ from .entries import (
     ThinkingLevelChangeEntry,
 )
 from .export_markdown import render_markdown
-from .export_reader import Gap, LoadedSession, current_branch, load_session_file
+from .export_reader import Gap, current_branch
 from .export_template import page_end, page_start
+from .store import LoadedSession
+from .store import load as load_session
+from .tags import fold_tags
 
 # Outputs longer than this are folded into a <details> so the page stays scannable.
 COLLAPSE_LINES = 12
@@ -69,11 +72,11 @@ def export_session_html(
         raise FileNotFoundError(f"Session file not found: {source}")
     if source.is_dir():
         raise IsADirectoryError(f"{source} is a folder; pass a session .jsonl file.")
-    loaded = load_session_file(source)
+    loaded = load_session(source, require_header=False)
     if loaded.header is None and not loaded.entries:
-        if loaded.malformed_lines:
+        if loaded.bad_lines:
             raise ValueError(
-                f"{source} is not a session file: none of its {len(loaded.malformed_lines)} "
+                f"{source} is not a session file: none of its {len(loaded.bad_lines)} "
                 "lines is a session header or entry."
             )
         raise ValueError(f"{source} is empty; there is nothing to export.")
@@ -284,11 +287,7 @@ class _PageBuilder:
             if isinstance(entry, SessionInfoEntry) and entry.name is not None:
                 name = entry.name.strip() or None
             elif isinstance(entry, TagsEntry):
-                for key, value in entry.tags.items():
-                    if value is None:
-                        tags.pop(key, None)
-                    else:
-                        tags[key] = value
+                fold_tags(tags, entry.tags)
         model: str | None = None
         models: list[str] = []
         for entry in self.branch:
@@ -304,7 +303,7 @@ class _PageBuilder:
         return name, model, models, tags
 
     def _notices(self) -> None:
-        bad = self.loaded.malformed_lines
+        bad = self.loaded.bad_lines
         if bad:
             shown = ", ".join(str(n) for n in bad[:20]) + (", …" if len(bad) > 20 else "")
             noun = "line" if len(bad) == 1 else "lines"

@@ -1,59 +1,13 @@
-"""Tolerant reading of a session file for export: every line that parses, and where not.
+"""The branch an export shows, walked through damage.
 
-The export must show what a damaged file still holds, so this reader never stops at a bad
-line: it records the line number and goes on, and the branch walk bridges a missing parent.
+Files are read by :func:`wolli.session.store.load` (``require_header=False``), which keeps
+every good line; this walk from the last entry to the root bridges a parent that was on a
+bad line, so one damaged line does not hide the history before it.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
-
-from .entries import SessionHeader, parse_entry
-
-
-@dataclass
-class LoadedSession:
-    """What could be read from a session file, in file order."""
-
-    header: SessionHeader | None
-    entries: list[Any]
-    malformed_lines: list[int] = field(default_factory=list)
-
-
-def load_session_file(path: Path) -> LoadedSession:
-    """Parse every line that parses; remember the numbers of the lines that do not."""
-    header: SessionHeader | None = None
-    entries: list[Any] = []
-    malformed: list[int] = []
-    previous_id: str | None = None
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                if not isinstance(data, dict):
-                    raise ValueError("not an object")
-                if data.get("type") == "session":
-                    if header is not None or entries:
-                        raise ValueError("second header")
-                    header = SessionHeader.model_validate(data)
-                    continue
-                if "id" not in data and "parentId" not in data:
-                    # Pre-tree (version 1) files: entries follow each other.
-                    data = {**data, "id": f"line-{number}", "parentId": previous_id}
-                entry = parse_entry(data)
-            except (ValueError, ValidationError):
-                malformed.append(number)
-                continue
-            entries.append(entry)
-            previous_id = entry.id
-    return LoadedSession(header, entries, malformed)
 
 
 def current_branch(entries: list[Any]) -> tuple[list[Any], int]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.paths import cwd_slug, sessions_dir
+from .tags import fold_tags
 
 HEAD_BYTES = 64 * 1024
 WHOLE_LIMIT = 1024 * 1024
@@ -132,11 +133,7 @@ def _fold_tags(buf: Any) -> dict[str, str]:
         data = _load_line(buf, pos + 1)
         delta = data.get("tags") if data else None
         if isinstance(delta, dict):
-            for key, value in delta.items():
-                if value is None:
-                    tags.pop(key, None)
-                elif isinstance(value, str):
-                    tags[key] = value
+            fold_tags(tags, delta)
         pos = buf.find(_TAGS, pos + 1)
     return tags
 

@@ -36,6 +36,7 @@ from .entries import (
     new_entry_id,
 )
 from .listing import read_session_info
+from .tags import fold_tags
 
 
 class SessionLookupError(LookupError):
@@ -435,11 +436,7 @@ class SessionManager:
         elif isinstance(entry, SessionInfoEntry):
             self._name = entry.name or None
         elif isinstance(entry, TagsEntry):
-            for key, value in entry.tags.items():
-                if value is None:
-                    self._tags.pop(key, None)
-                else:
-                    self._tags[key] = value
+            fold_tags(self._tags, entry.tags)
 
     def _append(self, cls: type, **fields: Any) -> str:
         entry_id = new_entry_id()

@@ -40,8 +40,9 @@ class SessionFileError(Exception):
 class LoadedSession:
     header: SessionHeader | None
     entries: list[Any] = field(default_factory=list)
-    # "line N: what was wrong" for every skipped line.
+    # "line N: what was wrong" for every skipped line, and the numbers of those lines.
     errors: list[str] = field(default_factory=list)
+    bad_lines: list[int] = field(default_factory=list)
     empty: bool = False
 
 
@@ -165,12 +166,14 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def load(path: str | os.PathLike[str]) -> LoadedSession:
+def load(path: str | os.PathLike[str], *, require_header: bool = True) -> LoadedSession:
     """Read a session file, keeping every good line and reporting every bad one.
 
     An empty file yields ``LoadedSession(header=None, empty=True)``: nothing to lose, the
     caller may start a session in it. A missing or invalid header raises
-    ``SessionFileError`` with the reason, since nothing else in the file can be trusted.
+    ``SessionFileError`` with the reason, since appending to such a file is unsafe; readers
+    that only show a file (the HTML export) pass ``require_header=False`` and get the
+    entries anyway, with the header line reported like any other bad line.
     """
     try:
         raw = Path(path).read_bytes()
@@ -182,7 +185,12 @@ def load(path: str | os.PathLike[str]) -> LoadedSession:
     try:
         header = parse_header(header_line)
     except SessionFileError as exc:
-        raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
+        if require_header:
+            raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
+        result = LoadedSession(header=None)
+        with gc_paused():
+            _load_entries(raw, 0, 1, result)  # the "header" line is reported as a bad entry
+        return result
     result = LoadedSession(header=header)
     with gc_paused():
         _load_entries(raw, pos, number, result)
@@ -234,6 +242,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
             if entry is not None:
                 if entry.id in seen:
                     duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
+                    result.bad_lines.append(number)
                 else:
                     seen.add(entry.id)
                     entries.append(entry)
@@ -253,4 +262,5 @@ def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSe
         if torn:
             reason = f"torn last line ignored: {reason}"
         result.errors.append(f"line {number}: {reason}")
+        result.bad_lines.append(number)
         return None
