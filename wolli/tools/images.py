@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from .truncate import format_size
+
 MAX_IMAGE_DIMENSION = 2000
 MAX_IMAGE_BYTES = int(4.5 * 1024 * 1024)
 _JPEG_QUALITIES = (85, 70, 55, 40)
@@ -92,12 +94,6 @@ def _load_pillow() -> ModuleType | None:
     return Image
 
 
-def format_bytes(num: int) -> str:
-    if num < 1024:
-        return f"{num}B"
-    if num < 1024 * 1024:
-        return f"{num / 1024:.1f}KB"
-    return f"{num / (1024 * 1024):.1f}MB"
 
 
 def prepare_image(
@@ -127,7 +123,7 @@ def prepare_image(
         if too_heavy:
             prepared.data = None
             prepared.note = (
-                f"The image is {format_bytes(len(data))}, over the {format_bytes(max_bytes)} "
+                f"The image is {format_size(len(data))}, over the {format_size(max_bytes)} "
                 f"attachment limit, and could not be decoded to shrink it ({exc})."
             )
         else:
@@ -141,8 +137,8 @@ def _without_pillow(
     if too_heavy:
         prepared.data = None
         prepared.note = (
-            f"The image is {format_bytes(prepared.original_bytes)}, over the "
-            f"{format_bytes(max_bytes)} attachment limit, and Pillow is not installed to shrink "
+            f"The image is {format_size(prepared.original_bytes)}, over the "
+            f"{format_size(max_bytes)} attachment limit, and Pillow is not installed to shrink "
             "it. Install Pillow (pip install pillow) or make a smaller copy, e.g. with bash: "
             f"`convert in.png -resize {max_dimension}x{max_dimension} out.png`."
         )
@@ -173,7 +169,7 @@ def _shrink(
         image = image.resize(new_size, image_module.Resampling.LANCZOS)
     prepared.data = None
     prepared.note = (
-        f"The image could not be shrunk below the {format_bytes(max_bytes)} attachment limit."
+        f"The image could not be shrunk below the {format_size(max_bytes)} attachment limit."
     )
     return prepared
 

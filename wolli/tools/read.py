@@ -20,7 +20,7 @@ from ..ai.abort import AbortError
 from ..ai.types import ImageContent, TextContent
 from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment, FileStat
-from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, format_bytes, prepare_image
+from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
 # Reading loads the whole file; past this size bash (sed/head/tail) is the better tool.
@@ -72,7 +72,7 @@ async def stat_existing_file(env: Environment, abs_path: str, shown: str, missin
 
 def binary_refusal(shown: str, size: int, why: str) -> ValueError:
     return ValueError(
-        f"{shown} looks like a binary file ({why}, {format_bytes(size)}); only text files and "
+        f"{shown} looks like a binary file ({why}, {format_size(size)}); only text files and "
         "PNG/JPEG/GIF/WebP images can be read. Inspect it with bash instead, e.g. "
         f"`file {shlex.quote(shown)}` or `xxd {shlex.quote(shown)} | head`."
     )
@@ -121,8 +121,8 @@ def create_read_tool(env: Environment) -> ToolDefinition:
         )
         if st.size > MAX_READ_BYTES:
             raise ValueError(
-                f"{shown} is {format_bytes(st.size)}, too large to read whole (limit "
-                f"{format_bytes(MAX_READ_BYTES)}). Read a range with bash instead, e.g. "
+                f"{shown} is {format_size(st.size)}, too large to read whole (limit "
+                f"{format_size(MAX_READ_BYTES)}). Read a range with bash instead, e.g. "
                 f"`sed -n '1,200p' {shlex.quote(abs_path)}`."
             )
         try:
@@ -214,14 +214,14 @@ async def _read_image(data: bytes, mime: str, shown: str, abs_path: str) -> Tool
         if prepared.original_width is not None
         else ""
     )
-    note = f"Read image file {shown} [{mime}{dims}, {format_bytes(len(data))}]."
+    note = f"Read image file {shown} [{mime}{dims}, {format_size(len(data))}]."
     if prepared.data is None:
         raise ValueError(f"Cannot attach the image {shown}: {prepared.note}")
     if prepared.resized:
         note += (
             f" Resized to {prepared.width}x{prepared.height} ({prepared.mime_type}, "
-            f"{format_bytes(len(prepared.data))}) to fit the {MAX_IMAGE_DIMENSION}px / "
-            f"{format_bytes(MAX_IMAGE_BYTES)} image limits."
+            f"{format_size(len(prepared.data))}) to fit the {MAX_IMAGE_DIMENSION}px / "
+            f"{format_size(MAX_IMAGE_BYTES)} image limits."
         )
     if prepared.note:
         note += f" {prepared.note}"
