@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .truncate import split_lines
+
 BOM = "\ufeff"
 
 # One character in, one character out: positions in the view stay easy to map back.
@@ -139,13 +141,6 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _split_lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def _numbered(lines: Sequence[str], first_line: int) -> str:
     shown = list(lines[:_MAX_LINES_SHOWN])
     width = len(str(first_line + len(shown) - 1))
@@ -165,8 +160,8 @@ def find_closest_match(content: str, needle: str) -> tuple[int, float, list[str]
     Compares line windows as tall as ``needle`` with difflib, pruning with the cheap upper
     bounds first so that large files stay fast.
     """
-    needle_lines = _split_lines(needle.replace("\r\n", "\n"))
-    lines = _split_lines(content.replace("\r\n", "\n"))
+    needle_lines = split_lines(needle.replace("\r\n", "\n"))
+    lines = split_lines(content.replace("\r\n", "\n"))
     height = max(1, len(needle_lines))
     target = "\n".join(line.strip() for line in needle_lines)
     if not target.strip() or not lines:

@@ -21,7 +21,7 @@ from ..ai.types import ImageContent, TextContent
 from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head
 
 # Reading loads the whole file; past this size bash (sed/head/tail) is the better tool.
 MAX_READ_BYTES = 64 * 1024 * 1024
@@ -93,13 +93,6 @@ def decode_text(data: bytes, shown: str) -> tuple[str, int]:
     return text, invalid
 
 
-def _split_lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 # ---------------------------------------------------------------------------- the tool
 
 
@@ -161,7 +154,7 @@ def _read_text(data: bytes, shown: str, abs_path: str, offset: int | None, limit
     if text == "":
         return ToolResult(content=[TextContent(text=f"[{shown} is empty.]")], details=details)
 
-    lines = _split_lines(text)
+    lines = split_lines(text)
     total = len(lines)
     details["total_lines"] = total
     start = offset or 1

@@ -44,8 +44,8 @@ def _nbytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def _split(content: str) -> list[str]:
-    # "a\nb\n" is two lines; "" is one empty line (matches how editors count).
+def split_lines(content: str) -> list[str]:
+    """``"a\nb\n"`` is two lines; ``""`` is one empty line (how editors count)."""
     lines = content.split("\n")
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
@@ -56,7 +56,7 @@ def truncate_head(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     total_bytes = _nbytes(content)
-    lines = _split(content)
+    lines = split_lines(content)
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return TruncationResult(
@@ -99,7 +99,7 @@ def truncate_tail(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     total_bytes = _nbytes(content)
-    lines = _split(content)
+    lines = split_lines(content)
     total_lines = len(lines)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return TruncationResult(
