@@ -3,37 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import session_files, wolli
 from tests.support.loopback import json_reply
 from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
 
 MODEL = ["--model", "local/local-model"]
 
 
-def wolli(args: list[str], cwd: Path, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wolli", *args],
-        cwd=cwd,
-        input=stdin if stdin is not None else "",
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=os.environ.copy(),
-    )
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    return root
 
 
 @pytest.fixture
@@ -41,8 +23,6 @@ def local_model(wolli_home: Path, loopback) -> None:
     write_models_json(wolli_home, loopback.url + "/v1")
 
 
-def session_files(home: Path) -> list[Path]:
-    return sorted((home / "agents" / "default" / "sessions").glob("*/*.jsonl"))
 
 
 def test_print_mode_edits_a_file_then_continue_resumes_the_same_session(project, wolli_home, loopback, local_model):

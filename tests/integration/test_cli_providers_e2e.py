@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support import wire_answers as W
+from tests.support.cli import session_files, wolli
 from tests.support.loopback import LoopbackServer, Reply
 from tests.support.waiting import wait_until_sync
 from tests.support.wire_answers import ANTHROPIC, APIS, CHAT, GOOGLE, RESPONSES, Call, answer, conversation
@@ -34,23 +35,12 @@ EDIT = {"path": "calc.py", "edits": [{"old_text": "return a - b", "new_text": "r
 # ============================================================================ helpers
 
 
-def wolli(args: list[str], cwd: Path, *, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wolli", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout, env=os.environ.copy(),
-    )
 
 
 def model(api: str) -> list[str]:
     return ["--model", W.model_ref(api)]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    return root
 
 
 @pytest.fixture
@@ -60,8 +50,6 @@ def providers(wolli_home: Path, loopback: LoopbackServer) -> LoopbackServer:
     return loopback
 
 
-def session_files(home: Path) -> list[Path]:
-    return sorted((home / "agents" / "default" / "sessions").glob("*/*.jsonl"))
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
