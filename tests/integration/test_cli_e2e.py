@@ -136,3 +136,14 @@ def test_a_model_without_a_key_fails_fast_with_instructions(project):
     assert result.returncode == 1
     assert "no API key for provider 'anthropic'" in result.stderr
     assert "ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_unknown_session_id_and_broken_session_file_are_clear_errors(project, tmp_path, local_model):
+    unknown = wolli(["-p", *MODEL, "--session", "deadbeef", "hi"], project)
+    assert unknown.returncode == 1
+    assert "deadbeef" in unknown.stderr and "Traceback" not in unknown.stderr
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("this is not a session\n")
+    result = wolli(["-p", *MODEL, "--session", str(broken), "hi"], project)
+    assert result.returncode == 1
+    assert "not a usable session file" in result.stderr and "Traceback" not in result.stderr

@@ -80,6 +80,8 @@ def _resolve_model(host: Any, args: Any) -> tuple[Any, str | None]:
 async def _run(args: Any, mode: str) -> int:
     from ..runtime.host import AgentHost
     from ..runtime.session import NoModelError
+    from ..session.manager import SessionLookupError
+    from ..session.store import SessionFileError
 
     cwd = os.getcwd()
     host = AgentHost(args.agent)
@@ -114,7 +116,7 @@ async def _run(args: Any, mode: str) -> int:
             custom_system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt or "",
         )
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
         raise HeadlessError(str(exc)) from None
     if active:
         unknown = [name for name in active if name not in {t.name for t in session.all_tools}]
