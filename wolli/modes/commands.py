@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -52,6 +53,9 @@ def export_session(args: Any) -> int:
     source = args.export[0]
     target = args.export[1] if len(args.export) > 1 else None
     path = Path(source).expanduser()
+    if not path.exists() and (source.endswith(".jsonl") or os.sep in source):
+        print(f"wolli: no such session file: {source}", file=sys.stderr)
+        return 1
     if not path.exists():
         try:
             from ..runtime.host import AgentHost
