@@ -219,3 +219,53 @@ async def test_host_keeps_several_resident_sessions(faux, tmp_path):
     await two.prompt("b")
     assert one.messages[-1].text() == "from one" and two.messages[-1].text() == "from two"
     assert two.session_file is None
+
+
+async def test_active_tools_and_added_tools_reach_the_model_and_the_prompt(faux, tmp_path):
+    from pydantic import BaseModel
+
+    from wolli.tools.base import ToolDefinition
+
+    class NoArgs(BaseModel):
+        pass
+
+    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    assert session.set_active_tools(["read", "nope"]) == ["nope"]
+    faux.push("one")
+    await session.prompt("a")
+    assert [t.name for t in faux.contexts[-1].tools] == ["read"]
+    assert "- bash:" not in faux.contexts[-1].system_prompt
+
+    ping = ToolDefinition("ping", "Answer pong.", NoArgs, lambda *a: "pong", prompt_snippet="Check liveness")
+    session.add_tools([ping])
+    faux.push([faux_tool_call("ping", {})], "two")
+    await session.prompt("b")
+    assert sorted(t.name for t in faux.contexts[-1].tools) == ["ping", "read"]
+    assert "- ping: Check liveness" in faux.contexts[-1].system_prompt
+    result = [m for m in session.messages if m.role == "toolResult"][-1]
+    assert result.content[0].text == "pong" and not result.is_error
+
+
+async def test_custom_messages_join_context_and_file_or_trigger_a_turn(faux, tmp_path):
+    from wolli.agent.messages import CustomMessage
+
+    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    events = recorder(session)
+    faux.push("first")
+    await session.prompt("hello")
+    await session.send_custom_message(CustomMessage(custom_type="note", content="remember the milk"))
+    assert [e.type for e in events[-2:]] == ["message_start", "message_end"]
+    assert faux.calls == 1
+    faux.push("acting on it")
+    await session.send_custom_message(CustomMessage(custom_type="task", content="do the task"), trigger_turn=True)
+    sent = json.dumps([m.to_json_dict() for m in faux.contexts[-1].messages])
+    assert "remember the milk" in sent and "do the task" in sent
+    kinds = [e.type for e in session.session_manager.get_entries()]
+    assert kinds.count("custom_message") == 2
+
+
+async def test_closing_a_resident_session_forgets_it(faux, tmp_path):
+    host = make_host(faux)
+    live = host.create_session(str(tmp_path), model=faux.model, persist=False)
+    host.close_session(live.session_id)
+    assert host.get_session(live.session_id) is None

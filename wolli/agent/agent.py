@@ -410,11 +410,4 @@ def _as_message(value: Any) -> Any:
     return value
 
 
-async def run_until_idle(agent: Agent, text: str) -> list[Any]:
-    """Convenience for tests and scripts: prompt and return the new messages."""
-    before = len(agent.state.messages)
-    await agent.prompt(text)
-    return agent.state.messages[before:]
-
-
-__all__ = ["Agent", "AgentBusyError", "AgentState", "QueueMode", "run_until_idle"]
+__all__ = ["Agent", "AgentBusyError", "AgentState", "QueueMode"]

@@ -73,11 +73,3 @@ class ThinkingLevelSelectEvent:
     previous_level: str | None
     type: str = field(default="thinking_level_select", init=False)
 
-
-@dataclass(slots=True)
-class NoticeEvent:
-    """Something the user should see that is not a message (warnings, load errors)."""
-
-    level: Literal["info", "warning", "error"]
-    message: str
-    type: str = field(default="notice", init=False)

@@ -261,14 +261,18 @@ class AgentSession:
         await self._run(lambda: self.agent.prompt(user_message(text, images)))
 
     async def send_custom_message(self, message: CustomMessage, *, trigger_turn: bool = False) -> None:
+        """An extension's message: joins the context (and the file); ``trigger_turn`` runs the
+        agent on it. While a run is going on it is delivered before the next LLM call."""
         if self.agent.is_streaming:
             self.agent.steer(message)
             return
         if trigger_turn:
             await self._run(lambda: self.agent.prompt(message))
-        else:
-            self.agent.append_message(message)
-            self._persist(message)
+            return
+        await self.emit(MessageStartEvent(message))
+        self.agent.append_message(message)
+        self._persist(message)
+        await self.emit(MessageEndEvent(message))
 
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         self.agent.steer(user_message(text, images))
