@@ -224,7 +224,7 @@ async def test_host_keeps_several_resident_sessions(faux, tmp_path):
 async def test_active_tools_and_added_tools_reach_the_model_and_the_prompt(faux, tmp_path):
     from pydantic import BaseModel
 
-    from wolli.tools.base import ToolDefinition
+    from wolli.agent.tool import ToolDefinition
 
     class NoArgs(BaseModel):
         pass

@@ -12,8 +12,8 @@ import tracemalloc
 import pytest
 
 from tests.support.waiting import wait_until
+from wolli.agent.tool import ToolArgumentError, ToolResult
 from wolli.ai.abort import AbortController
-from wolli.tools.base import ToolArgumentError, ToolResult
 from wolli.tools.bash import (
     BashParams,
     BashSpawnContext,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from wolli.agent.tool import ToolArgumentError, ToolDefinition, ToolResult
 from wolli.ai.abort import AbortController, AbortError
 from wolli.ai.types import ImageContent, TextContent
 from wolli.tools import images
-from wolli.tools.base import ToolArgumentError, ToolDefinition, ToolResult
 from wolli.tools.edit import create_edit_tool
 from wolli.tools.environment import Environment, create_host_environment
 from wolli.tools.mutation_queue import (

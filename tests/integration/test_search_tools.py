@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from wolli.agent.tool import ToolResult
 from wolli.ai.abort import AbortController, AbortError
 from wolli.tools import search_fallback
-from wolli.tools.base import ToolResult
 from wolli.tools.environment import create_host_environment
 from wolli.tools.find import create_find_tool
 from wolli.tools.grep import create_grep_tool

@@ -10,9 +10,9 @@ from pydantic import BaseModel
 
 from tests.support.waiting import wait_until  # noqa: F401 (re-exported for the loop tests)
 from wolli.agent.agent import Agent
+from wolli.agent.tool import ToolDefinition, ToolResult
 from wolli.ai.providers.faux import FauxProvider
 from wolli.ai.types import Context, TextContent, ToolResultMessage, UserMessage, content_text
-from wolli.tools.base import ToolDefinition, ToolResult
 
 DEADLINE = 5.0
 

@@ -17,10 +17,10 @@ from tests.unit._agent_loop_helpers import (
     texts,
     tool_results,
 )
+from wolli.agent.tool import ToolResult
 from wolli.agent.tool_execution import AfterToolCallResult, BeforeToolCallResult
 from wolli.ai.providers.faux import FauxProvider, faux_tool_call
 from wolli.ai.types import ImageContent, TextContent
-from wolli.tools.base import ToolResult
 
 
 @pytest.fixture

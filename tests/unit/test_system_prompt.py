@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from wolli.agent.tool import ToolDefinition
 from wolli.config import paths
 from wolli.runtime.builtin_tools import create_builtin_tools
 from wolli.runtime.resources import ContextFile, Skill, load_resources
@@ -18,7 +19,6 @@ from wolli.runtime.system_prompt import (
     PromptSection,
     build_system_prompt,
 )
-from wolli.tools.base import ToolDefinition
 from wolli.tools.environment import create_host_environment
 from wolli.tools.read import create_read_tool
 

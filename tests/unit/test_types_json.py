@@ -21,6 +21,7 @@ from wolli.agent.messages import (
     CustomMessage,
     parse_agent_message,
 )
+from wolli.agent.tool import ToolResult
 from wolli.ai.types import (
     AssistantMessage,
     Context,
@@ -39,7 +40,6 @@ from wolli.ai.types import (
     UserMessage,
     content_text,
 )
-from wolli.tools.base import ToolResult
 
 MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 

@@ -32,7 +32,6 @@ from ..ai.types import (
     ThinkingLevel,
     ToolResultMessage,
 )
-from ..tools.base import ToolDefinition
 from .events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -43,6 +42,7 @@ from .events import (
     TurnStartEvent,
 )
 from .messages import convert_to_llm, user_message
+from .tool import ToolDefinition
 from .tool_execution import AfterToolCall, BeforeToolCall, TurnAborted, execute_tool_calls
 
 QueueMode = Literal["one-at-a-time", "all"]

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
-from ..tools.base import ToolResult
+from .tool import ToolResult
 
 
 @dataclass(slots=True)

@@ -28,8 +28,8 @@ from pydantic import BaseModel
 
 from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
-from ..tools.base import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 
 
 @dataclass
@@ -347,7 +347,7 @@ async def execute_tool_calls(
 
 
 def validate_patched(tool: ToolDefinition, patched: dict[str, Any]) -> Any:
-    from ..tools.base import validate_arguments
+    from .tool import validate_arguments
 
     return validate_arguments(tool.parameters, patched, tool.name)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..tools.base import ToolDefinition
+from ..agent.tool import ToolDefinition
 from ..tools.environment import Environment
 
 BUILTIN_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")

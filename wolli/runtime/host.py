@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..agent.tool import ToolDefinition
 from ..config import paths
 from ..config.settings import Settings
-from ..tools.base import ToolDefinition
 from ..tools.environment import Environment, create_host_environment
 from .resources import ResourceSet, load_resources
 

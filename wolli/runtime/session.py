@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ..agent.agent import Agent
 from ..agent.events import MessageEndEvent, MessageStartEvent, TurnEndEvent
 from ..agent.messages import BashExecutionMessage, CustomMessage, user_message
+from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortController
 from ..ai.overflow import is_context_overflow
 from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel
-from ..tools.base import ToolDefinition
 from .events import (
     AutoRetryEndEvent,
     AutoRetryStartEvent,

@@ -11,7 +11,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools.base import ToolDefinition
+from ..agent.tool import ToolDefinition
 from .resources import ContextFile, Skill
 
 

@@ -21,8 +21,8 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult, call_maybe_async
 from ..ai.types import TextContent, WireModel
-from .base import OnUpdate, ToolDefinition, ToolResult, call_maybe_async
 from .environment import Environment, ExecOptions
 from .shell import shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail

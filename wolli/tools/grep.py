@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, Field
 
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.types import TextContent
-from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment
 from .gitignore import compile_path_glob
 from .search_fallback import (

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.types import TextContent
-from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment
 from .search_fallback import check_abort, display_path, finish_output, resolve_root
 from .truncate import DEFAULT_MAX_BYTES

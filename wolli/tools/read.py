@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortError
 from ..ai.types import ImageContent, TextContent
-from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.types import TextContent
-from .base import OnUpdate, ToolDefinition, ToolResult
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
 from .read import check_abort
