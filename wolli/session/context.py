@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from ..ai.types import TextContent, ToolResultMessage
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -111,4 +112,42 @@ def build_context(branch: list[Any]) -> SessionContext:
             message = entry_to_message(entry)
             if message is not None:
                 messages.append(message)
+    context.messages = close_dangling_tool_calls(messages)
     return context
+
+
+INTERRUPTED_TEXT = "The tool did not finish: Wolli stopped before it returned a result."
+
+
+def interrupted_result(call_id: str, tool_name: str) -> ToolResultMessage:
+    """The error result that stands in for a tool call that never got one."""
+    return ToolResultMessage(
+        tool_call_id=call_id, tool_name=tool_name, content=[TextContent(text=INTERRUPTED_TEXT)], is_error=True
+    )
+
+
+def close_dangling_tool_calls(messages: list[Any]) -> list[Any]:
+    """``messages`` where every tool call is followed by its result.
+
+    A run killed mid-tool (or a hand-edited file) leaves calls without results, and every
+    provider rejects that. The missing results are filled in right after the run of results
+    that follows the call. Returns ``messages`` itself when nothing is missing (the usual case).
+    """
+    out: list[Any] | None = None
+    open_calls: list[Any] = []
+    for index, message in enumerate(messages):
+        role = getattr(message, "role", None)
+        if role == "toolResult":
+            open_calls = [c for c in open_calls if c.id != message.tool_call_id]
+        elif open_calls:
+            out = out if out is not None else list(messages[:index])
+            out.extend(interrupted_result(c.id, c.name) for c in open_calls)
+            open_calls = []
+        if out is not None:
+            out.append(message)
+        if role == "assistant":
+            open_calls = list(message.tool_calls())
+    if open_calls:
+        out = out if out is not None else list(messages)
+        out.extend(interrupted_result(c.id, c.name) for c in open_calls)
+    return out if out is not None else messages

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.messages import parse_agent_message
+from ..ai.types import ToolResultMessage
 from ..config.paths import cwd_slug, sessions_dir
 from . import store
-from .context import SessionContext, build_context
+from .context import SessionContext, build_context, interrupted_result
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -81,6 +82,8 @@ class SessionManager:
         self._tags: dict[str, str] = {}
         self._name: str | None = None
         self._leaf_id: str | None = None
+        # Set by stop_writing(): the disk refused a write, so the session goes on in memory.
+        self._writing_stopped = False
         self.load_errors: list[str] = []
 
     # ------------------------------------------------------------------ constructors
@@ -392,6 +395,40 @@ class SessionManager:
             from_hook=True if from_hook else None,
         )
 
+    def repair_interrupted_tool_calls(self) -> list[ToolResultMessage]:
+        """Answer tool calls that a killed run left without results, on the current branch.
+
+        When Wolli dies while a tool runs, the file ends with an assistant message whose
+        tool calls have no results, and every provider rejects such a context. Each missing
+        result is appended as an error result (and returned, so a live agent can take them).
+        """
+        branch = self.get_branch(self._leaf_id) if self._leaf_id is not None else []
+        pending: dict[str, str] = {}
+        for entry in reversed(branch):
+            message = entry.message if isinstance(entry, MessageEntry) else None
+            role = getattr(message, "role", None)
+            if role == "toolResult":
+                pending.setdefault(message.tool_call_id, "")  # type: ignore[union-attr]
+                continue
+            if role == "assistant":
+                answered = set(pending)
+                missing = [c for c in message.tool_calls() if c.id not in answered]  # type: ignore[union-attr]
+                repairs = [interrupted_result(call.id, call.name) for call in missing]
+                for repair in repairs:
+                    self.append_message(repair)
+                return repairs
+            if isinstance(entry, MessageEntry):  # a user message: the tail holds no open calls
+                return []
+        return []
+
+    def stop_writing(self) -> None:
+        """Keep the session in memory only from now on (the disk refused a write)."""
+        self._writing_stopped = True
+
+    @property
+    def writing_stopped(self) -> bool:
+        return self._writing_stopped
+
     def reset_leaf(self) -> None:
         """Navigate to before the first entry: the next append starts a new root."""
         self._leaf_id = None
@@ -444,7 +481,9 @@ class SessionManager:
             entry_id = new_entry_id()
         entry = cls(id=entry_id, parent_id=self._leaf_id, **fields)
         self._index(entry)
-        if self._persisted:
+        if self._writing_stopped:
+            pass
+        elif self._persisted:
             store.append_lines(self._path, [entry.to_json()], header=self._header.to_json())  # type: ignore[arg-type]
         elif self._path is not None and _is_assistant(entry):
             self._flush()
