@@ -6,14 +6,15 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.support.waiting import wait_until
+from tests.support.waiting import wait_until, wait_until_sync
 from wolli.ai.abort import AbortController
-from wolli.tools import process
+from wolli.tools import process, proctree, supervisor
 from wolli.tools.environment import ExecOptions, create_host_environment
 from wolli.tools.shell import ShellNotFoundError, resolve_shell, shell_env
 
@@ -325,3 +326,75 @@ async def test_cancel_while_starting_leaves_nothing_behind(env):
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
     await wait_until(lambda: not _processes_with(marker), what="every process of the command to die")
+
+
+# ---------------------------------------------------------------------------- supervision
+
+
+async def test_command_is_supervised_while_it_runs_and_released_after(env, tmp_path):
+    before = supervisor.supervised_count()
+    chunks: list[bytes] = []
+    task = asyncio.create_task(
+        env.exec('echo "tags=$WOLLI_SUPERVISED"; sleep 30', None, ExecOptions(timeout=30, on_data=chunks.append))
+    )
+    await wait_until(lambda: b"tags=" in b"".join(chunks), what="the command to start")
+    assert supervisor.supervised_count() == before + 1
+    assert supervisor.watchdog_pid() is not None and supervisor.watchdog_error() is None
+    [tag] = b"".join(chunks).decode().split("tags=")[1].split()  # the command's own tag
+    assert proctree.tagged({tag})  # the shell (and the sleep) carry it
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert supervisor.supervised_count() == before
+    await env.exec("exit 3", None, ExecOptions(timeout=5))
+    result = await env.exec("sleep 30", None, ExecOptions(timeout=0.2))
+    assert result.timed_out
+    assert supervisor.supervised_count() == before  # released whether it ended or was killed
+
+
+async def test_cancel_while_starting_releases_once_killed(env):
+    before = supervisor.supervised_count()
+    task = asyncio.create_task(env.exec("sleep 30", None, ExecOptions(timeout=30)))
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_until(lambda: supervisor.supervised_count() == before, what="the unit to be released")
+
+
+def test_supervision_api_registers_and_releases(reap):
+    before = supervisor.supervised_count()
+    proc = supervisor.spawn_supervised(["sleep", "30"], stdin=subprocess.DEVNULL)
+    reap.append(proc.pid)
+    unit = proc.supervision
+    assert supervisor.supervised_count() == before + 1
+    assert os.getpgid(proc.pid) == proc.pid  # a session of its own by default
+    # The tag shows once the child has exec'd (before, /proc shows the parent's environment).
+    wait_until_sync(lambda: proctree.tagged({unit.tag}) == {proc.pid}, what="the tag to show")
+    proc.kill()
+    proc.wait()
+    unit.release()
+    unit.release()  # twice is fine
+    assert supervisor.supervised_count() == before
+    with pytest.raises(RuntimeError, match="released"):
+        unit.add(proc.pid)
+    with supervisor.supervise() as other:
+        assert other.env({"A": "1", proctree.TAGS_VAR: "outer"})[proctree.TAGS_VAR] == f"outer {other.tag}"
+        with pytest.raises(ValueError, match="pid 1"):
+            other.add(1)
+    assert other.released and supervisor.supervised_count() == before
+
+
+def test_ps_snapshot_matches_proc(reap):
+    if shutil.which("ps") is None:
+        pytest.skip("no ps")
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    reap.append(proc.pid)
+    from_proc = proctree.snapshot(use_proc=True)
+    from_ps = proctree.snapshot(use_proc=False)
+    assert from_proc is not None and from_ps is not None
+    for table in (from_proc, from_ps):
+        assert proc.pid in table.live
+        assert proc.pid in table.children[os.getpid()]
+        assert table.groups[proc.pid] == [proc.pid]
+        assert table.tree([os.getpid()]) >= {proc.pid}

@@ -4,6 +4,10 @@ Every built-in tool takes one :class:`Environment` instead of touching the disk 
 processes itself, so an extension can point the tools at a sandbox or a remote machine by
 wrapping or replacing a few methods (``dataclasses.replace``-style copies via
 :meth:`Environment.derive`). :func:`create_host_environment` is the unconfined local one.
+
+The dependency runs one way: this module builds on ``process.py`` (the low-level shell and
+process-tree machinery, which knows nothing of environments) and re-exports its
+:class:`ExecOptions` and :class:`ExecResult`, the types of :meth:`Environment.exec`.
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ import asyncio
 import copy
 import os
 import stat as stat_module
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .process import ExecOptions, ExecResult, run_shell_command
+
+__all__ = [
+    "DirEntry", "Environment", "ExecOptions", "ExecResult", "FileStat", "create_host_environment",
+]
 
 
 @dataclass(slots=True)
@@ -34,24 +43,6 @@ class DirEntry:
     is_file: bool
     is_dir: bool
     is_symlink: bool
-
-
-@dataclass
-class ExecOptions:
-    timeout: float | None = None  # seconds; on expiry the whole process tree is killed
-    signal: Any = None  # AbortSignal; abort kills the whole process tree
-    # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
-    # the result's ``output`` stays empty: the caller keeps what it needs.
-    on_data: Callable[[bytes], None] | None = None
-    env: dict[str, str] | None = None  # extra environment variables
-
-
-@dataclass
-class ExecResult:
-    exit_code: int | None  # None when killed
-    output: str = ""  # combined stdout+stderr (only when no on_data was given)
-    timed_out: bool = False
-    aborted: bool = False
 
 
 @dataclass
@@ -138,8 +129,6 @@ class Environment:
 
     async def exec(self, command: str, cwd: str | None = None, options: ExecOptions | None = None) -> ExecResult:
         """Run ``command`` through the shell in its own process group (see ``process.py``)."""
-        from .process import run_shell_command
-
         return await run_shell_command(command, cwd or self.cwd, options or ExecOptions(), self.shell_path)
 
     # ------------------------------------------------------------------ composition

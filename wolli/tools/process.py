@@ -12,6 +12,13 @@ Why the care:
   until the daemon closes it, so the daemon is not killed by SIGPIPE on its next write.
 * asyncio's ``Process.wait()`` (3.11) only returns once the pipes close, which is exactly the
   hang above, so this module uses a protocol and reacts to ``process_exited`` itself.
+* While the command runs it is supervised (``supervisor.py``): should Wolli die without a
+  chance to clean up (SIGKILL, a crash), its watchdog ends the tree. Once the command is over
+  the unit is released, so a daemon it started on purpose keeps running.
+
+This is the low-level layer: it knows shells, pipes and process trees, and nothing of the
+:class:`~wolli.tools.environment.Environment`, which builds its ``exec`` on top of it (and
+re-exports :class:`ExecOptions` and :class:`ExecResult`, defined here for that reason).
 """
 
 from __future__ import annotations
@@ -20,13 +27,14 @@ import asyncio
 import os
 import signal as signals
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from .environment import ExecOptions, ExecResult
+from .proctree import HAS_PROC, live_tree, signal_tree
 from .shell import resolve_shell, shell_env
+from .supervisor import Supervision, supervise
 
 # After the shell exits: stop once no data came for DRAIN_IDLE, and after DRAIN_CAP at most.
 DRAIN_IDLE = 0.1
@@ -35,7 +43,23 @@ DRAIN_CAP = 0.5
 KILL_GRACE = 0.5
 _POLL = 0.025
 
-_HAS_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+
+@dataclass
+class ExecOptions:
+    timeout: float | None = None  # seconds; on expiry the whole process tree is killed
+    signal: Any = None  # AbortSignal; abort kills the whole process tree
+    # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
+    # the result's ``output`` stays empty: the caller keeps what it needs.
+    on_data: Callable[[bytes], None] | None = None
+    env: dict[str, str] | None = None  # extra environment variables
+
+
+@dataclass
+class ExecResult:
+    exit_code: int | None  # None when killed
+    output: str = ""  # combined stdout+stderr (only when no on_data was given)
+    timed_out: bool = False
+    aborted: bool = False
 
 
 class _ShellProtocol(asyncio.SubprocessProtocol):
@@ -135,6 +159,8 @@ async def run_shell_command(
     # Set before spawning: output can arrive before the spawn call returns.
     protocol.on_sink_error = lambda: request_stop("error")
 
+    # Registered before the spawn: the child carries the unit's tag from its first instant.
+    unit = supervise()
     spawn = asyncio.ensure_future(
         loop.subprocess_exec(
             lambda: protocol,
@@ -145,7 +171,7 @@ async def run_shell_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=shell_env(options.env),
+            env=unit.env(shell_env(options.env)),
             start_new_session=True,
         )
     )
@@ -154,11 +180,16 @@ async def run_shell_command(
         # then waits for the pipe to close, which a grandchild may hold open forever.
         transport, _ = await asyncio.shield(spawn)
     except asyncio.CancelledError:
-        await _kill_after_spawn(spawn, protocol)
+        await _kill_after_spawn(spawn, protocol, unit)
         raise
     except OSError as exc:
+        unit.release()
         raise OSError(exc.errno, f"Could not start {shell}: {exc.strerror or exc}") from exc
+    except BaseException:
+        unit.release()
+        raise
     pid = transport.get_pid()
+    unit.add(pid)  # the shell leads its own group (start_new_session)
 
     def on_abort() -> None:
         try:
@@ -188,8 +219,10 @@ async def run_shell_command(
         if remove_listener is not None:
             remove_listener()
         if not protocol.exited.done():  # cancelled: no time for a grace period
-            _signal_tree(pid, _live_tree(pid, set()), signals.SIGKILL)
+            signal_tree(pid, live_tree(pid, set()), signals.SIGKILL)
         protocol.detach()
+        # Killed, or over: what the command left running on purpose is the user's now.
+        unit.release()
 
     if protocol.sink_error is not None:
         raise protocol.sink_error
@@ -204,15 +237,28 @@ async def run_shell_command(
     )
 
 
-async def _kill_after_spawn(spawn: asyncio.Future[Any], protocol: _ShellProtocol) -> None:
-    """Cancelled while starting: let the start finish, then kill the whole tree at once."""
+async def _kill_after_spawn(spawn: asyncio.Future[Any], protocol: _ShellProtocol, unit: Supervision) -> None:
+    """Cancelled while starting: once the start finishes, kill the whole tree at once.
+
+    A second cancellation while we wait leaves the job to a callback on the (never
+    cancelled) spawn, so the command cannot be left running.
+    """
+
+    def finish(done: asyncio.Future[Any]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            pid = done.result()[0].get_pid()
+            signal_tree(pid, live_tree(pid, set()), signals.SIGKILL)
+            protocol.detach()
+        unit.release()
+
     try:
-        transport, _ = await spawn
-    except BaseException:  # it never started, or we are cancelled again: nothing to kill
-        return
-    pid = transport.get_pid()
-    _signal_tree(pid, _live_tree(pid, set()), signals.SIGKILL)
-    protocol.detach()
+        await asyncio.shield(spawn)
+    except BaseException:  # it never started, or we are cancelled again
+        pass
+    if spawn.done():
+        finish(spawn)
+    else:  # cancelled again while it starts: finish() runs once it has
+        spawn.add_done_callback(finish)
 
 
 async def _drain(loop: asyncio.AbstractEventLoop, protocol: _ShellProtocol) -> None:
@@ -233,80 +279,22 @@ async def _drain(loop: asyncio.AbstractEventLoop, protocol: _ShellProtocol) -> N
 async def _terminate_tree(pid: int, exited: asyncio.Future[Any]) -> None:
     """SIGTERM the tree, give it ``KILL_GRACE`` to go, then SIGKILL what is left."""
     loop = asyncio.get_running_loop()
-    tracked = _live_tree(pid, set())
-    _signal_tree(pid, tracked, signals.SIGTERM)
+    tracked = live_tree(pid, set())
+    signal_tree(pid, tracked, signals.SIGTERM)
     deadline = loop.time() + KILL_GRACE
     while loop.time() < deadline:
         if not exited.done():
             await asyncio.wait({exited}, timeout=_POLL)
             if not exited.done():
                 continue
-        if not _HAS_PROC:
+        if not HAS_PROC:
             break
-        remaining = _live_tree(pid, tracked)
+        remaining = live_tree(pid, tracked)
         if not remaining:
             return
         await asyncio.sleep(_POLL)
-    remaining = _live_tree(pid, tracked)
-    _signal_tree(pid, remaining, signals.SIGKILL)
+    remaining = live_tree(pid, tracked)
+    signal_tree(pid, remaining, signals.SIGKILL)
     if not exited.done():
         await asyncio.wait({exited}, timeout=KILL_GRACE)
 
-
-def _signal_tree(pgid: int, pids: set[int], sig: int) -> None:
-    for target in (pgid, *pids):
-        if target <= 1 or target == os.getpid():
-            continue
-        try:
-            if target == pgid:
-                os.killpg(pgid, sig)
-            else:
-                os.kill(target, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _live_tree(root: int, known: set[int]) -> set[int]:
-    """Living processes in ``root``'s group or descending from ``root`` or ``known``.
-
-    Read from ``/proc`` (empty elsewhere: the group kill then does the work). Zombies
-    count as dead; a container's init may never reap them.
-    """
-    if not _HAS_PROC:
-        return set()
-    children: dict[int, list[int]] = {}
-    live: set[int] = set()
-    group: set[int] = set()
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return set()
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if len(fields) < 3:
-            continue
-        pid = int(name)
-        if fields[0] not in (b"Z", b"X"):
-            live.add(pid)
-        children.setdefault(int(fields[1]), []).append(pid)
-        if int(fields[2]) == root:
-            group.add(pid)
-    found = set(group)
-    stack = [root, *known]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        found.add(current)
-        stack.extend(children.get(current, ()))
-    found.discard(os.getpid())
-    return found & live
