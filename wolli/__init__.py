@@ -11,7 +11,12 @@ from typing import Any
 
 from .__about__ import __version__
 
+# The extension author's surface (CHECKLIST.md "Module-level names"), plus the types a
+# custom tool is written with. Runtime internals (Agent, AgentHost, AgentSession,
+# SessionManager) are imported from their own modules, not from here.
 _EXPORTS: dict[str, str] = {
+    "is_tool_call_event_type": "wolli.runtime.hook_events",
+    "is_bash_tool_result": "wolli.runtime.hook_events",
     "with_file_mutation_queue": "wolli.tools.mutation_queue",
     "truncate_head": "wolli.tools.truncate",
     "truncate_tail": "wolli.tools.truncate",
@@ -33,12 +38,6 @@ _EXPORTS: dict[str, str] = {
     "create_ls_tool": "wolli.tools.ls",
     "ToolDefinition": "wolli.agent.tool",
     "ToolResult": "wolli.agent.tool",
-    "Agent": "wolli.agent.agent",
-    "BuildSystemPromptOptions": "wolli.runtime.system_prompt",
-    "build_system_prompt": "wolli.runtime.system_prompt",
-    "AgentHost": "wolli.runtime.host",
-    "AgentSession": "wolli.runtime.session",
-    "SessionManager": "wolli.session.manager",
 }
 
 

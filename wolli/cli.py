@@ -9,6 +9,10 @@ value, a bare ``--name`` is ``True``. Nothing heavy is imported before a mode ru
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
+    from .runtime.startup import StartupRequest
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
@@ -17,6 +21,8 @@ Modes:
   (default)                 full-screen TUI (not available in this version yet)
   -p, --print               answer once and print the final text
   --mode tui|print|json|rpc json: every event as one JSON line
+  --full-updates            json: each message_update also carries the whole partial
+                            message (pi's shape; costs O(n^2) output, see docs/events.md)
 
 Model:
   --model PROVIDER/ID[:THINKING]  model (fuzzy match on id), e.g. anthropic/claude-sonnet-4-5:high
@@ -27,7 +33,7 @@ Model:
 
 Session:
   -c, --continue            continue the most recent session in this directory
-  -r, --resume              list sessions to resume (then use --session ID)
+  -r, --resume              pick a session to resume (in a terminal)
   --session PATH|ID         open a session file or id prefix
   --no-session              do not save this session
   --export SESSION [OUT]    write a session as a self-contained HTML file and exit
@@ -42,8 +48,9 @@ Agent:
   -v, --version             print the version
   -h, --help                this help
 
-@file attaches a file to the first message (images as images). Piped stdin joins the
-prompt in print mode. Unknown --flags are kept for extensions.
+@file attaches a file to the first message (images as images, a folder as a listing).
+Piped stdin joins the prompt in print mode. Options registered by extensions are
+accepted once the extension is loaded; any other unknown option is an error.
 """
 
 
@@ -76,7 +83,9 @@ class CliArgs:
         self.help = False
         self.files: list[str] = []
         self.messages: list[str] = []
-        self.extension_flags: dict[str, str | bool] = {}
+        self.full_updates = False
+        # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
+        self.unknown_options: dict[str, str | bool] = {}
 
 
 _VALUE_FLAGS = {
@@ -100,11 +109,13 @@ _BOOL_FLAGS = {
     "--resume": "resume",
     "--no-session": "no_session",
     "--no-tools": "no_tools",
+    "--full-updates": "full_updates",
     "-v": "version",
     "--version": "version",
     "-h": "help",
     "--help": "help",
 }
+KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -154,14 +165,54 @@ def parse_args(argv: list[str]) -> CliArgs:
                 raise UsageError("--export needs a session file (and optionally an output .html path)")
             args.export = values
         elif name.startswith("--") and len(name) > 2:
-            args.extension_flags[name[2:]] = inline if eq else True
+            args.unknown_options[name[2:]] = inline if eq else True
         else:
-            raise UsageError(f"unknown option {arg} (see wolli --help)")
+            import difflib
+
+            near = difflib.get_close_matches(name, KNOWN_OPTIONS, n=1, cutoff=0.5)
+            raise UsageError(f"unknown option {arg}" + (f"; did you mean {near[0]}?" if near else " (see wolli --help)"))
     if args.mode is not None and args.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {args.mode!r}")
     if args.thinking is not None and args.thinking not in THINKING:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING)}, not {args.thinking!r}")
     return args
+
+
+def startup_request(args: CliArgs, mode: str) -> StartupRequest:
+    """What the command line asks the runtime for (the one start-up path of every mode)."""
+    import os
+
+    from .modes.headless import read_piped_stdin
+    from .runtime.builtin_tools import parse_tool_list
+    from .runtime.startup import StartupRequest
+
+    tools: list[str] | None = None
+    if args.no_tools:
+        tools = []
+    elif args.tools:
+        tools = parse_tool_list(args.tools)
+    return StartupRequest(
+        mode=mode,
+        cwd=os.getcwd(),
+        agent=args.agent,
+        model=args.model,
+        provider=args.provider,
+        api_key=args.api_key,
+        thinking=args.thinking,  # type: ignore[arg-type]
+        tools=tools,
+        session=args.session,
+        continue_recent=args.continue_,
+        no_session=args.no_session,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        files=list(args.files),
+        messages=list(args.messages),
+        stdin_text=read_piped_stdin() if mode == "print" else "",
+        unknown_options=dict(args.unknown_options),
+        known_options=list(KNOWN_OPTIONS),
+        require_model=mode in ("print", "json"),
+        require_prompt=mode in ("print", "json"),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,12 +238,18 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_session(args)
     mode = args.mode or ("print" if args.print_ else "tui")
-    if args.resume and not args.session and mode == "tui":
-        mode = "print"  # no session picker without the TUI: list the sessions instead
-    if mode in ("print", "json"):
-        from .modes.print_mode import run_headless
+    if args.resume and not args.session:
+        from .modes.commands import explain_resume
 
-        return run_headless(args, mode)
+        return explain_resume(args)
+    if mode == "print":
+        from .modes.print_mode import run_print
+
+        return run_print(startup_request(args, mode))
+    if mode == "json":
+        from .modes.print_mode import run_json
+
+        return run_json(startup_request(args, mode), full_updates=args.full_updates)
     if mode == "rpc":
         print("wolli: --mode rpc is not available in this version yet; use -p or --mode json.", file=sys.stderr)
         return 2

@@ -7,32 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.runtime import make_host, recorder, script_with_summaries, start_session
 from wolli.agent.messages import BashExecutionMessage, convert_to_llm
 from wolli.ai.providers.faux import FauxProvider, faux_error, faux_tool_call
 from wolli.ai.types import AssistantMessage, ModelCost
-from wolli.runtime.host import AgentHost
-
-
-def make_host(faux: FauxProvider, **settings) -> AgentHost:
-    host = AgentHost()
-    model = faux.model
-    host.model_registry.register_provider(
-        model.provider,
-        {
-            "api": "faux",
-            "baseUrl": "http://faux.invalid",
-            "models": [
-                {
-                    "id": model.id,
-                    "reasoning": model.reasoning,
-                    "contextWindow": model.context_window,
-                    "maxTokens": model.max_tokens,
-                }
-            ],
-        },
-    )
-    host.settings.override({"retry": {"baseDelayMs": 1, "maxDelayMs": 5}, **settings})
-    return host
+from wolli.runtime.options import SessionOptions
 
 
 @pytest.fixture
@@ -42,35 +21,12 @@ def faux():
     provider.unregister()
 
 
-def script_with_summaries(faux: FauxProvider, answers: list, summary: str = "## Goal\nKeep going.") -> None:
-    """Queue ``answers`` for the agent; any summarisation request gets ``summary`` instead.
-
-    Compaction calls the same model, and how often it runs depends on token estimates, so
-    the dispatcher recognises a summary request by its system prompt.
-    """
-    pending = list(answers)
-
-    def answer(context, options):
-        if "summar" in (context.system_prompt or "").lower():
-            faux.push(answer)  # keep the dispatcher queued for the agent's next call
-            return summary
-        return pending.pop(0)
-
-    faux.push(*([answer] * len(pending)))
-
-
-def recorder(session):
-    events: list = []
-    session.subscribe(events.append)
-    return events
-
-
 async def test_messages_are_persisted_and_resume_restores_model_and_thinking(faux, tmp_path):
     project = tmp_path / "p"
     project.mkdir()
     (project / "a.txt").write_text("alpha\n")
     host = make_host(faux)
-    session = host.create_session(str(project), model=faux.model, thinking_level="high")
+    session = await start_session(host, str(project), model=faux.model, thinking_level="high")
     faux.push([faux_tool_call("read", {"path": "a.txt"})], "The file says alpha.")
     await session.prompt("what is in a.txt?")
     assert session.messages[-1].text() == "The file says alpha."
@@ -81,7 +37,7 @@ async def test_messages_are_persisted_and_resume_restores_model_and_thinking(fau
     assert roles == ["user", "assistant", "toolResult", "assistant"]
     assert any(e["type"] == "thinking_level_change" and e["thinkingLevel"] == "high" for e in lines)
 
-    reopened = make_host(faux).create_session(str(project), session=str(path))
+    reopened = await start_session(make_host(faux), str(project), session=str(path))
     assert reopened.model is not None and reopened.model.id == faux.model.id
     assert reopened.thinking_level == "high"
     assert [m.role for m in reopened.messages] == ["user", "assistant", "toolResult", "assistant"]
@@ -93,7 +49,7 @@ async def test_messages_are_persisted_and_resume_restores_model_and_thinking(fau
 
 async def test_transient_errors_are_retried_with_events(faux, tmp_path):
     host = make_host(faux)
-    session = host.create_session(str(tmp_path), model=faux.model)
+    session = await start_session(host, str(tmp_path), model=faux.model)
     events = recorder(session)
     faux.push(faux_error("503 Service Unavailable: overloaded"), faux_error("529 overloaded_error"), "Recovered.")
     await session.prompt("hello")
@@ -107,7 +63,7 @@ async def test_transient_errors_are_retried_with_events(faux, tmp_path):
 
 
 async def test_non_transient_errors_are_not_retried(faux, tmp_path):
-    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    session = await start_session(make_host(faux), str(tmp_path), model=faux.model)
     faux.push(faux_error("401 invalid x-api-key"))
     await session.prompt("hello")
     last = session.messages[-1]
@@ -117,7 +73,7 @@ async def test_non_transient_errors_are_not_retried(faux, tmp_path):
 
 async def test_context_overflow_compacts_then_retries_once(faux, tmp_path):
     host = make_host(faux, compaction={"keepRecentTokens": 10})
-    session = host.create_session(str(tmp_path), model=faux.model)
+    session = await start_session(host, str(tmp_path), model=faux.model)
     events = recorder(session)
     faux.push("First answer " * 20)
     await session.prompt("first question " * 20)
@@ -138,7 +94,7 @@ async def test_threshold_compaction_runs_inside_a_long_tool_loop(faux, tmp_path)
     try:
         host = make_host(small, compaction={"reserveTokens": 1000, "keepRecentTokens": 200})
         (tmp_path / "big.txt").write_text("word " * 2000)
-        session = host.create_session(str(tmp_path), model=small.model)
+        session = await start_session(host, str(tmp_path), model=small.model)
         events = recorder(session)
         script_with_summaries(
             small,
@@ -156,7 +112,7 @@ async def test_threshold_compaction_runs_inside_a_long_tool_loop(faux, tmp_path)
 
 
 async def test_user_bash_commands_kept_or_excluded_from_context(faux, tmp_path):
-    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    session = await start_session(make_host(faux), str(tmp_path), model=faux.model)
     kept = await session.run_bash("echo visible")
     hidden = await session.run_bash("echo secret", exclude_from_context=True)
     assert isinstance(kept, BashExecutionMessage) and kept.output.strip() == "visible" and kept.exit_code == 0
@@ -172,7 +128,7 @@ async def test_model_and_thinking_changes_emit_events_and_clamp(faux, tmp_path):
     plain = FauxProvider(provider="faux-plain", reasoning=False)
     try:
         host = make_host(faux)
-        session = host.create_session(str(tmp_path), model=faux.model, thinking_level="medium")
+        session = await start_session(host, str(tmp_path), model=faux.model, thinking_level="medium")
         events = recorder(session)
         await session.set_model(plain.model)
         assert session.thinking_level == "off"
@@ -185,22 +141,25 @@ async def test_model_and_thinking_changes_emit_events_and_clamp(faux, tmp_path):
 
 
 async def test_before_compact_hook_can_cancel_or_supply_the_summary(faux, tmp_path):
-    session = make_host(faux, compaction={"keepRecentTokens": 10}).create_session(str(tmp_path), model=faux.model)
+    session = await start_session(make_host(faux, compaction={"keepRecentTokens": 10}), str(tmp_path), model=faux.model)
     faux.push("answer one " * 30, "answer two " * 30)
     await session.prompt("question one " * 30)
     await session.prompt("question two " * 30)
 
-    async def cancel(preparation, entries, instructions, signal):
+    async def cancel(event, ctx):
         return {"cancel": True}
 
-    session.before_compact = cancel
+    remove = session.services.handlers.add("session_before_compact", cancel)
     assert await session.compact() is None
+    remove()
 
-    async def supply(preparation, entries, instructions, signal):
-        assert instructions == "focus on tests"
-        return {"compaction": {"summary": "Hand-written summary.", "first_kept_entry_id": preparation.first_kept_entry_id}}
+    async def supply(event, ctx):
+        assert event.custom_instructions == "focus on tests"
+        assert ctx.session.id == session.session_id
+        return {"compaction": {"summary": "Hand-written summary.",
+                               "first_kept_entry_id": event.preparation.first_kept_entry_id}}
 
-    session.before_compact = supply
+    session.services.handlers.add("session_before_compact", supply)
     calls_before = faux.calls
     result = await session.compact("focus on tests")
     assert result is not None and result.summary == "Hand-written summary."
@@ -210,8 +169,8 @@ async def test_before_compact_hook_can_cancel_or_supply_the_summary(faux, tmp_pa
 
 async def test_host_keeps_several_resident_sessions(faux, tmp_path):
     host = make_host(faux)
-    one = host.create_session(str(tmp_path), model=faux.model)
-    two = host.create_session(str(tmp_path), model=faux.model, persist=False)
+    one = await start_session(host, str(tmp_path), model=faux.model)
+    two = await host.create_session(SessionOptions(cwd=str(tmp_path), model=faux.model, persist=False))
     assert host.get_session(one.session_id) is one and host.get_session(two.session_id) is two
     assert one.session_id != two.session_id
     faux.push("from one", "from two")
@@ -229,7 +188,7 @@ async def test_active_tools_and_added_tools_reach_the_model_and_the_prompt(faux,
     class NoArgs(BaseModel):
         pass
 
-    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    session = await start_session(make_host(faux), str(tmp_path), model=faux.model)
     assert session.set_active_tools(["read", "nope"]) == ["nope"]
     faux.push("one")
     await session.prompt("a")
@@ -249,15 +208,15 @@ async def test_active_tools_and_added_tools_reach_the_model_and_the_prompt(faux,
 async def test_custom_messages_join_context_and_file_or_trigger_a_turn(faux, tmp_path):
     from wolli.agent.messages import CustomMessage
 
-    session = make_host(faux).create_session(str(tmp_path), model=faux.model)
+    session = await start_session(make_host(faux), str(tmp_path), model=faux.model)
     events = recorder(session)
     faux.push("first")
     await session.prompt("hello")
-    await session.send_custom_message(CustomMessage(custom_type="note", content="remember the milk"))
+    await session.send_message(CustomMessage(custom_type="note", content="remember the milk"))
     assert [e.type for e in events[-2:]] == ["message_start", "message_end"]
     assert faux.calls == 1
     faux.push("acting on it")
-    await session.send_custom_message(CustomMessage(custom_type="task", content="do the task"), trigger_turn=True)
+    await session.send_message(CustomMessage(custom_type="task", content="do the task"), trigger_turn=True)
     sent = json.dumps([m.to_json_dict() for m in faux.contexts[-1].messages])
     assert "remember the milk" in sent and "do the task" in sent
     kinds = [e.type for e in session.session_manager.get_entries()]
@@ -266,6 +225,7 @@ async def test_custom_messages_join_context_and_file_or_trigger_a_turn(faux, tmp
 
 async def test_closing_a_resident_session_forgets_it(faux, tmp_path):
     host = make_host(faux)
-    live = host.create_session(str(tmp_path), model=faux.model, persist=False)
-    host.close_session(live.session_id)
-    assert host.get_session(live.session_id) is None
+    live = await start_session(host, str(tmp_path), model=faux.model, persist=False)
+    await host.close_session(live)
+    assert host.get_session(live.session_id) is None and host.active is None
+    assert live.closed

@@ -66,7 +66,8 @@ def test_json_mode_prints_header_then_one_event_per_line(project, loopback, loca
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert events[0]["type"] == "session" and events[0]["version"] == 3
     types = [e["type"] for e in events[1:]]
-    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert types[:3] == ["session_start", "run_state", "agent_start"]
+    assert types[-3:] == ["agent_end", "run_state", "session_shutdown"]
     assert "message_update" in types and "turn_end" in types
     final = [e for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
     assert final[-1]["message"]["content"][0]["text"] == "Hello there."
@@ -110,11 +111,18 @@ def test_piped_stdin_and_file_attachments_join_the_prompt(project, loopback, loc
     assert "return a - b" in content and 'calc.py' in content
 
 
-def test_no_session_writes_nothing_and_unknown_flags_are_kept(project, wolli_home, loopback, local_model):
+def test_no_session_writes_nothing(project, wolli_home, loopback, local_model):
     loopback.push(text_answer("ok"))
-    result = wolli(["-p", "--no-session", "--my-extension-flag=on", *MODEL, "hi"], project)
+    result = wolli(["-p", "--no-session", *MODEL, "hi"], project)
     assert result.returncode == 0, result.stderr
     assert session_files(wolli_home) == []
+
+
+def test_an_unknown_option_is_an_error_and_nothing_is_sent(project, wolli_home, loopback, local_model):
+    result = wolli(["-p", "--no-sesion", *MODEL, "hi"], project)
+    assert result.returncode == 2
+    assert "--no-sesion" in result.stderr and "did you mean --no-session?" in result.stderr
+    assert loopback.requests == [] and session_files(wolli_home) == []
 
 
 def test_tui_and_rpc_modes_say_they_are_not_available_yet(project):
@@ -147,3 +155,4 @@ def test_unknown_session_id_and_broken_session_file_are_clear_errors(project, tm
     result = wolli(["-p", *MODEL, "--session", str(broken), "hi"], project)
     assert result.returncode == 1
     assert "not a usable session file" in result.stderr and "Traceback" not in result.stderr
+

@@ -167,7 +167,8 @@ def test_json_mode_is_one_event_per_line(api, project, providers):
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert events[0]["type"] == "session"
     types = [e["type"] for e in events[1:]]
-    assert types[0] == "agent_start" and types[-1] == "agent_end"
+    assert types[:3] == ["session_start", "run_state", "agent_start"]
+    assert types[-3:] == ["agent_end", "run_state", "session_shutdown"]
     assert types.count("tool_execution_end") == 2 and types.count("turn_end") == 3
     ends = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
     assert [m["stopReason"] for m in ends] == ["toolUse", "toolUse", "stop"]
@@ -601,7 +602,9 @@ def test_http_errors_follow_the_retry_settings(api, project, wolli_home, provide
     providers.push(*[RATE_LIMITED[api]() for _ in range(10)])
     result = wolli(["-p", *model(api), "hi"], project)
     assert result.returncode == 1
-    assert "gave up after 2 retries" in result.stderr
+    lines = result.stderr.splitlines()
+    assert [line.split(" (attempt")[0] for line in lines[:2]] == ["wolli: retrying in 0.0s"] * 2, lines
+    assert lines[2].startswith("wolli: giving up after 3 attempts (2 retries): ") and len(lines) == 3, lines
     assert len(providers.requests) == 2 + 3
 
     write_settings(wolli_home, {"enabled": False})

@@ -157,7 +157,7 @@ async def test_transform_context_changes_what_the_model_sees_not_the_transcript(
     async def transform(messages, signal):
         seen.append(len(messages))
         kept = [m for m in messages if not (isinstance(m, UserMessage) and m.content == "drop me")]
-        messages[0].content = "MUTATED"  # a deep copy: the transcript must not change
+        messages.clear()  # the hook gets its own list; copying messages is the hook's choice
         return kept
 
     agent = make_agent(faux, transform_context=transform)

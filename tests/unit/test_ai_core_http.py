@@ -303,3 +303,22 @@ async def test_aborted_signal_sends_nothing(loopback):
         async with open_stream(loopback.url, {}, {}, StreamOptions(signal=controller.signal)):
             pass
     assert loopback.requests == []
+
+
+async def test_failures_carry_their_kind_and_the_server_wait(loopback):
+    loopback.push(json_reply(429, {"error": {"message": "slow down"}}, headers={"retry-after-ms": "1500"}))
+    with pytest.raises(ProviderHTTPError) as info:
+        async with open_stream(loopback.url, {}, {}, StreamOptions(max_retries=0)):
+            pass
+    assert (info.value.kind, info.value.retry_after_ms) == ("rate_limited", 1500)
+
+
+async def test_an_unreachable_server_is_named_with_what_to_check():
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    with pytest.raises(ProviderConnectionError) as info:
+        async with open_stream(url, {}, {}, StreamOptions(max_retries=0)):
+            pass
+    assert url in str(info.value) and "baseUrl" in str(info.value) and info.value.kind == "connection"

@@ -12,7 +12,7 @@ def test_flags_files_messages_and_extension_flags():
     assert args.print_ and args.model == "anthropic/claude:high"
     assert args.files == ["a.py"]
     assert args.messages == ["fix it", "and test"]
-    assert args.extension_flags == {"plan": True, "depth": "3"}
+    assert args.unknown_options == {"plan": True, "depth": "3"}
 
 
 def test_list_models_optional_search_and_export_values():

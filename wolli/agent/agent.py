@@ -13,7 +13,6 @@ one message per turn ("one-at-a-time") or everything queued ("all").
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from ..ai.stream import stream as ai_stream
 from ..ai.types import (
     AssistantMessage,
     Context,
+    DoneEvent,
+    ErrorEvent,
     ImageContent,
     Message,
     Model,
@@ -183,6 +184,10 @@ class Agent:
         steering, follow_ups = self._steering, self._follow_ups
         self._steering, self._follow_ups = [], []
         return steering, follow_ups
+
+    def queued_messages(self) -> tuple[list[Any], list[Any]]:
+        """Copies of the (steering, follow-up) queues, oldest first."""
+        return list(self._steering), list(self._follow_ups)
 
     @property
     def pending_message_count(self) -> int:
@@ -353,18 +358,19 @@ class Agent:
     async def _stream_turn_inner(self, model: Model, signal: AbortSignal) -> AssistantMessage:
         messages = list(self.state.messages)
         if self.transform_context is not None:
-            messages = await self.transform_context(copy.deepcopy(messages), signal)
+            # The hook gets the live list: it copies only when it hands the messages on to
+            # code that may change them (a deep copy of a long transcript costs ~0.2 s).
+            messages = await self.transform_context(messages, signal)
         llm_messages = self.convert_to_llm(messages)
         context = Context(
             system_prompt=self.state.system_prompt or None,
             messages=llm_messages,
             tools=[tool.as_llm_tool() for tool in self.state.tools] or None,
         )
-        api_key = None
+        api_key: str | None = None
         if self.get_api_key is not None:
-            api_key = self.get_api_key(model.provider)
-            if inspect.isawaitable(api_key):
-                api_key = await api_key
+            found = self.get_api_key(model.provider)
+            api_key = await found if inspect.isawaitable(found) else found
         options = StreamOptions(
             api_key=api_key,
             reasoning=self.state.thinking_level if self.state.thinking_level != "off" else None,
@@ -375,17 +381,24 @@ class Agent:
         )
         events = self.stream_fn(model, context, options)
         started = False
-        async for event in events:
-            if not started:
-                started = self._turn_started = True
-                partial = getattr(event, "partial", None) or getattr(event, "message", None) or event.error
-                self.state.stream_message = partial
-                await self._emit(MessageStartEvent(partial))
-            if event.type in ("done", "error"):
-                break
-            self.state.stream_message = event.partial
-            await self._emit(MessageUpdateEvent(event.partial, event))
-        message = await events.result()
+        try:
+            async for event in events:
+                if isinstance(event, DoneEvent | ErrorEvent):
+                    if not started:
+                        started = self._turn_started = True
+                        await self._emit(MessageStartEvent(event.message if isinstance(event, DoneEvent) else event.error))
+                    break
+                if not started:
+                    started = self._turn_started = True
+                    self.state.stream_message = event.partial
+                    await self._emit(MessageStartEvent(event.partial))
+                self.state.stream_message = event.partial
+                await self._emit(MessageUpdateEvent(event.partial, event))
+            message = await events.result()
+        finally:
+            # Leaving early (a listener raised, the task was cancelled) must end the request,
+            # not leave it streaming into a queue nobody reads.
+            await events.aclose()
         if not started:
             self._turn_started = True
             await self._emit(MessageStartEvent(message))

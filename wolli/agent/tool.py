@@ -25,7 +25,8 @@ class ToolResult:
     details: Any = None
     # Hint: skip the follow-up LLM call when every result of the batch says so.
     terminate: bool = False
-    # Only for results supplied without running the tool (tool_call interception).
+    # Whether the call failed. A tool signals failure by raising; a result supplied without
+    # running the tool may set it; the loop sets it on the result it reports.
     is_error: bool = False
 
     def text(self) -> str:

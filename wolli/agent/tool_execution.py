@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -288,6 +289,8 @@ class _Batch:
                 )
                 if patch.is_error is not None:
                     is_error = patch.is_error
+        if result.is_error != is_error:  # the end event and its result must agree
+            result = dataclasses.replace(result, is_error=is_error)
         plan.result, plan.is_error = result, is_error
         await self.emit(ToolExecutionEndEvent(plan.call.id, plan.call.name, result, is_error))
 

@@ -13,6 +13,7 @@ from pydantic_core import from_json
 
 from .cost import calculate_cost
 from .event_stream import AssistantMessageEventStream
+from .failures import classify
 from .types import (
     AssistantMessage,
     DoneEvent,
@@ -269,16 +270,32 @@ class MessageBuilder:
         self._finalise_usage()
         self.out.push(DoneEvent(reason=self.message.stop_reason, message=self.message))  # type: ignore[arg-type]
 
-    def fail(self, error_message: str, reason: str = "error") -> None:
-        """End with an ``error`` event, keeping whatever content already arrived."""
+    def fail(
+        self, error_message: str, reason: str = "error", *, kind: str | None = None, retry_after_ms: int | None = None
+    ) -> None:
+        """End with an ``error`` event, keeping whatever content already arrived.
+
+        ``kind`` says why (:mod:`wolli.ai.failures`); without it the text is classified.
+        """
         if self.finished:
             return
         self.start()
         self.close_open_blocks()
         self.message.stop_reason = "aborted" if reason == "aborted" else "error"
         self.message.error_message = error_message
+        found = classify(error_message)  # an overflow is one whatever the code said: compaction fixes it
+        self.message.error_kind = "aborted" if reason == "aborted" else found if found == "context_overflow" else kind or found
+        self.message.retry_after_ms = retry_after_ms
         self._finalise_usage()
         self.out.push(ErrorEvent(reason=self.message.stop_reason, error=self.message))  # type: ignore[arg-type]
+
+    def fail_from(self, exc: BaseException, error_message: str | None = None) -> None:
+        """:meth:`fail` with the kind and wait an HTTP-layer exception carries."""
+        self.fail(
+            error_message if error_message is not None else str(exc),
+            kind=getattr(exc, "kind", None),
+            retry_after_ms=getattr(exc, "retry_after_ms", None),
+        )
 
     def abort(self, reason: str | None = None) -> None:
         self.fail(reason or "Request was aborted", "aborted")

@@ -66,5 +66,27 @@ class AssistantMessageEventStream:
             finally:
                 self._waiter = None
 
+    async def aclose(self) -> None:
+        """Stop the request: the consumer left early (abort, error, early return).
+
+        Cancels the producing task, so the HTTP response is closed instead of streaming on
+        into a queue nobody reads. Safe to call more than once, and after the end.
+        """
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():  # we are being cancelled too
+                    raise
+            except Exception:  # how the producer ended is not the consumer's concern
+                pass
+        # After the producer settled the result (as aborted): nothing more is delivered.
+        self._finished = True
+        self._queue.clear()
+        self._wake()
+
     async def result(self) -> AssistantMessage:
         return await asyncio.shield(self._result)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import email.utils
-import inspect
 import json
 import random
 import re
@@ -24,7 +23,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .abort import AbortError
-from .retry_marks import GAVE_UP_MARK, SERVER_WAIT_MARK
+from .failures import kind_for_status
+from .payload_hook import apply_payload_hook  # noqa: F401 - providers import it from here
 from .sse import SSEEvent, iter_sse
 from .types import StreamOptions
 
@@ -69,26 +69,54 @@ _TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
 
 
 class ProviderHTTPError(Exception):
-    """A non-2xx answer (after retries). ``str()`` is the provider's own message."""
+    """A non-2xx answer (after retries). ``str()`` is the provider's own message.
 
-    def __init__(self, status: int, message: str, body: str = "", headers: httpx.Headers | None = None) -> None:
+    ``kind`` (:mod:`.failures`) and ``retry_after_ms`` (what the server asked for) travel on
+    to the failed message, where the session's auto-retry reads them.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        body: str = "",
+        headers: httpx.Headers | None = None,
+        retry_after_ms: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.body = body
         self.headers = headers or httpx.Headers()
+        self.kind = kind_for_status(status, message)
+        self.retry_after_ms = retry_after_ms
 
 
 class ProviderConnectionError(Exception):
-    pass
+    """No answer at all: the connection failed or dropped (``kind`` says which)."""
+
+    def __init__(self, message: str, kind: str = "connection") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after_ms: int | None = None
 
 
+def connection_failure(url: str, exc: BaseException) -> str:
+    """What the user reads when nothing answered at ``url``: where, why, what to check."""
+    detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    return (
+        f"Connection failed: could not reach {url} ({detail}). "
+        "Is the server running and reachable, and is the provider's baseUrl right (models.json)?"
+    )
 
 
-def _gave_up(error: Exception, message: str) -> Exception:
+def _gave_up(error: Exception, attempts: int) -> Exception:
+    """``error`` with the number of attempts spent in its text; kind and wait unchanged."""
+    note = f" (gave up after {attempts} {'retry' if attempts == 1 else 'retries'})"
     if isinstance(error, ProviderHTTPError):
-        return ProviderHTTPError(error.status, message, error.body, error.headers)
-    return type(error)(message)
+        return ProviderHTTPError(error.status, f"{error.message}{note}", error.body, error.headers, error.retry_after_ms)
+    kind = getattr(error, "kind", "connection")
+    return ProviderConnectionError(f"{error}{note}", kind)
 
 
 def get_client() -> httpx.AsyncClient:
@@ -231,9 +259,10 @@ async def open_stream(
             request = client.build_request("POST", url, content=body, headers=send_headers)
             response = await client.send(request, stream=True)
         except (httpx.TransportError, OSError) as exc:
-            failure = f"Connection failed: {type(exc).__name__}: {exc}".rstrip(": ")
+            failure = connection_failure(url, exc)
             retryable = True
-            error: Exception = ProviderConnectionError(failure)
+            timeout = isinstance(exc, httpx.TimeoutException)
+            error: Exception = ProviderConnectionError(failure, "timeout" if timeout else "connection")
         else:
             if response.status_code < 300:
                 try:
@@ -244,20 +273,20 @@ async def open_stream(
             raw = (await response.aread()).decode("utf-8", "replace")
             await response.aclose()
             failure = extract_error_message(response.status_code, raw)
-            error = ProviderHTTPError(response.status_code, failure, raw, response.headers)
-            retryable = should_retry(response.status_code, response.headers)
             delay_hint = retry_delay_hint(response.headers, raw)
+            wait_ms = None if delay_hint is None else int(delay_hint * 1000)
+            error = ProviderHTTPError(response.status_code, failure, raw, response.headers, wait_ms)
+            retryable = should_retry(response.status_code, response.headers)
         if not retryable or attempt >= options.max_retries:
-            if attempt:  # say so: the session layer must not spend a second retry budget on it
-                raise _gave_up(error, f"{failure} {GAVE_UP_MARK} {attempt} {'retry' if attempt == 1 else 'retries'})")
-            raise error
-        if delay_hint is not None and delay_hint > options.max_retry_delay:
-            raise type(error)(*error.args) if not isinstance(error, ProviderHTTPError) else ProviderHTTPError(
+            raise _gave_up(error, attempt) if attempt else error
+        if isinstance(error, ProviderHTTPError) and delay_hint is not None and delay_hint > options.max_retry_delay:
+            raise ProviderHTTPError(
                 error.status,
-                f"{failure} {SERVER_WAIT_MARK} {delay_hint:.0f}s, more than the "
+                f"{failure} (the server asked to retry in {delay_hint:.0f}s, more than the "
                 f"{options.max_retry_delay:.0f}s limit)",
                 error.body,
                 error.headers,
+                wait_ms,
             )
         delay = delay_hint if delay_hint is not None else options.retry_base_delay * (2**attempt)
         delay *= 1 if delay_hint is not None else random.uniform(0.8, 1.2)
@@ -273,17 +302,9 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
         async for event in iter_sse(response.aiter_lines()):
             yield event
     except (httpx.TransportError, OSError) as exc:
-        raise ProviderConnectionError(f"Connection lost mid-stream: {type(exc).__name__}: {exc}") from exc
-
-
-async def apply_payload_hook(payload: dict[str, Any], model: Any, options: StreamOptions) -> dict[str, Any]:
-    """``options.on_payload(payload, model)`` (sync or async): a returned dict replaces the payload."""
-    if options.on_payload is None:
-        return payload
-    result = options.on_payload(payload, model)
-    if inspect.isawaitable(result):
-        result = await result
-    return result if isinstance(result, dict) else payload
+        raise ProviderConnectionError(
+            f"Connection lost mid-stream: {type(exc).__name__}: {exc}".rstrip(": "), "stream_cut"
+        ) from exc
 
 
 def merge_headers(*parts: dict[str, str] | None) -> dict[str, str]:

@@ -92,7 +92,7 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
     try:
         await run(model, context, options, builder)
         if not builder.finished:
-            builder.fail("The provider stream ended without a final message (connection closed early).")
+            builder.fail("The provider stream ended without a final message (connection closed early).", kind="stream_cut")
     except asyncio.CancelledError:
         if signal is not None and signal.aborted:
             builder.abort(signal.reason)
@@ -102,7 +102,7 @@ async def _drive(model: Model, context: Context, options: StreamOptions, builder
     except AbortError as exc:
         builder.abort(exc.reason)
     except Exception as exc:  # a provider never raises to its caller
-        builder.fail(_describe(exc))
+        builder.fail_from(exc, _describe(exc))
     finally:
         if remove is not None:
             remove()

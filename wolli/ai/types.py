@@ -130,6 +130,9 @@ class AssistantMessage(WireModel):
     usage: Usage = Field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
+    # Why it failed (wolli.ai.failures.ErrorKind) and how long the server asked to wait.
+    error_kind: str | None = None
+    retry_after_ms: int | None = None
     timestamp: int = Field(default_factory=now_ms)
 
     def text(self) -> str:

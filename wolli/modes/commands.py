@@ -74,3 +74,28 @@ def export_session(args: Any) -> int:
         return 1
     print(str(out))
     return 0
+
+
+def explain_resume(args: Any) -> int:
+    """``-r`` opens a session picker in the TUI; anywhere else say how to pick one."""
+    from ..runtime.host import AgentHost
+
+    try:
+        host = AgentHost(args.agent)
+    except ValueError as exc:
+        print(f"wolli: --agent: {exc}", file=sys.stderr)
+        return 2
+    print(
+        "wolli: -r/--resume picks a session in the full-screen app, which is not available here.\n"
+        "Resume one with --session ID (an id prefix is enough), or the newest with --continue (-c).",
+        file=sys.stderr,
+    )
+    sessions = host.list_sessions(os.getcwd())
+    if not sessions:
+        print("There are no sessions in this directory yet.", file=sys.stderr)
+        return 2
+    print("Sessions in this directory (newest first):", file=sys.stderr)
+    for info in sessions[:20]:
+        label = info.name or (info.first_message or "").replace("\n", " ")[:60]
+        print(f"  {info.id[:8]}  {info.modified:%Y-%m-%d %H:%M}  {label}", file=sys.stderr)
+    return 2

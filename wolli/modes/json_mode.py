@@ -1,4 +1,9 @@
-"""``--mode json``: the session header, then every event as one JSON line on stdout."""
+"""``--mode json``: the session header, then every session event as one JSON line on stdout.
+
+The writer is a session *observer*: it is called synchronously for each event and never
+awaited. When the reader goes away (``wolli --mode json | head``) it stops writing and
+calls ``on_closed`` once, instead of raising into the agent loop.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +13,23 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..agent.events import to_jsonable
+from .event_json import event_record
 
 
 class JsonEventWriter:
-    """Writes events as JSON lines. When the reader goes away (``wolli --mode json | head``)
-    it stops writing and calls ``on_closed`` once, instead of raising into the agent loop."""
-
-    def __init__(self, out: TextIO | None = None, on_closed: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, on_closed: Callable[[], Any] | None = None, *, full_updates: bool = False
+    ) -> None:
         self.out = out or sys.stdout
         self.on_closed = on_closed
+        self.full_updates = full_updates
         self.closed = False
+        self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
     def write(self, value: Any) -> None:
         if self.closed:
             return
-        line = json.dumps(to_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+        line = self._dumps(event_record(value, full_updates=self.full_updates))
         try:
             self.out.write(line + "\n")
             self.out.flush()

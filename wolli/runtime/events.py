@@ -1,7 +1,12 @@
-"""Session-level events, emitted on the same stream as the agent events.
+"""The session event stream: one typed union every front end ``match``es on.
 
-Every mode (print, json, rpc, tui) consumes one stream from :class:`AgentSession`: the agent
-events of ``wolli.agent.events`` interleaved with these.
+An :class:`~wolli.runtime.session.AgentSession` emits the agent events of
+``wolli.agent.events`` interleaved with the session events defined here. Observers (the TUI,
+json and rpc modes) receive exactly these objects, in order; ``docs/events.md`` documents
+every event and field as it appears on the JSON wire (camelCase).
+
+Handler-only events (the ones extension code may answer: ``tool_call``, ``input``,
+``context``...) live in :mod:`wolli.runtime.hook_events`; they are not part of this stream.
 """
 
 from __future__ import annotations
@@ -9,21 +14,55 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+
 CompactionReason = Literal["manual", "threshold", "overflow"]
+RunState = Literal["idle", "running", "retrying", "compacting"]
+StartReason = Literal["startup", "reload", "new", "resume", "fork"]
+ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
 
 
 @dataclass(slots=True)
 class SessionStartEvent:
-    reason: Literal["startup", "reload", "new", "resume", "fork"]
+    reason: StartReason
     previous_session_file: str | None = None
     type: str = field(default="session_start", init=False)
 
 
 @dataclass(slots=True)
 class SessionShutdownEvent:
-    reason: Literal["quit", "reload", "new", "resume", "fork"]
+    reason: ShutdownReason
     target_session_file: str | None = None
     type: str = field(default="session_shutdown", init=False)
+
+
+@dataclass(slots=True)
+class RunStateEvent:
+    """The session's run state changed (``idle`` -> ``running`` -> ``retrying`` ...)."""
+
+    state: RunState
+    previous: RunState
+    type: str = field(default="run_state", init=False)
+
+
+@dataclass(slots=True)
+class QueueUpdateEvent:
+    """The texts still queued for delivery (pi's ``queue_update``)."""
+
+    steering: list[str]
+    follow_up: list[str]
+    type: str = field(default="queue_update", init=False)
 
 
 @dataclass(slots=True)
@@ -73,3 +112,82 @@ class ThinkingLevelSelectEvent:
     previous_level: str | None
     type: str = field(default="thinking_level_select", init=False)
 
+
+@dataclass(slots=True)
+class ExtensionErrorEvent:
+    """A handler raised, timed out or returned something invalid (pi's ``extension_error``).
+
+    ``extension_path`` names the owner (an extension file, or a label for runtime-internal
+    handlers); the session and its run carry on.
+    """
+
+    extension_path: str
+    event: str
+    error: str
+    type: str = field(default="extension_error", init=False)
+
+
+@dataclass(slots=True)
+class NoticeEvent:
+    """Something the user should know that is not an error of the run: a session file that
+    could not be written, a setting that was ignored. Print mode writes it to stderr."""
+
+    level: Literal["info", "warning", "error"]
+    message: str
+    type: str = field(default="notice", init=False)
+
+
+SessionEvent = (
+    AgentStartEvent
+    | AgentEndEvent
+    | TurnStartEvent
+    | TurnEndEvent
+    | MessageStartEvent
+    | MessageUpdateEvent
+    | MessageEndEvent
+    | ToolExecutionStartEvent
+    | ToolExecutionUpdateEvent
+    | ToolExecutionEndEvent
+    | SessionStartEvent
+    | SessionShutdownEvent
+    | RunStateEvent
+    | QueueUpdateEvent
+    | CompactionStartEvent
+    | CompactionEndEvent
+    | AutoRetryStartEvent
+    | AutoRetryEndEvent
+    | ModelSelectEvent
+    | ThinkingLevelSelectEvent
+    | ExtensionErrorEvent
+    | NoticeEvent
+)
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentStartEvent",
+    "AutoRetryEndEvent",
+    "AutoRetryStartEvent",
+    "CompactionEndEvent",
+    "CompactionReason",
+    "CompactionStartEvent",
+    "ExtensionErrorEvent",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "MessageUpdateEvent",
+    "ModelSelectEvent",
+    "NoticeEvent",
+    "QueueUpdateEvent",
+    "RunState",
+    "RunStateEvent",
+    "SessionEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
+    "ShutdownReason",
+    "StartReason",
+    "ThinkingLevelSelectEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
+]

@@ -1,13 +1,30 @@
-"""AgentHost: everything one agent name owns — settings, auth, models, resources, sessions.
+"""AgentHost: everything one agent name owns, and the lifecycle of its live sessions.
 
-A host can keep several live sessions at once (``resident`` sessions keyed by id); the
-extension API exposes them later through ``wolli.get_session`` / ``open_session`` /
-``create_session``.
+One host per process (one agent name): settings, auth, models, resources, the handler
+registry extensions fill (loaded once per host, not per session), extension commands, and
+the *resident* sessions, one of which is *active* (the one the front end shows).
+
+Lifecycle, all async:
+
+- :meth:`start` opens the first session (new, ``--continue`` or ``--session``) and emits
+  ``session_start {reason: "startup"}`` before anything else runs in it;
+- :meth:`open_session` returns the resident session for a file when there is one (never two
+  live sessions on one file), else loads it; :meth:`create_session` makes a new one. Both are
+  additive: other resident sessions stay live;
+- :meth:`new_session`, :meth:`resume_session`, :meth:`fork_session` *replace* the active
+  session: ``session_shutdown`` to the old one (its handles go stale), active-session
+  listeners told, then ``session_start`` on the new one;
+- :meth:`close_session` and :meth:`shutdown` abort, wait until idle, emit
+  ``session_shutdown`` and drop the session's observers.
+
+Front ends follow replacements through :meth:`on_active_session`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,13 +32,17 @@ from ..agent.tool import ToolDefinition
 from ..config import paths
 from ..config.settings import Settings
 from ..tools.environment import Environment, create_host_environment
+from .events import SessionShutdownEvent, ShutdownReason, StartReason
+from .handle import NewSessionResult, SessionHandle
+from .handlers import HandlerRegistry
+from .options import SessionOptions
 from .resources import ResourceSet, load_resources
+from .session import AgentSession
 
 if TYPE_CHECKING:
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
     from ..session.manager import SessionManager
-    from .session import AgentSession
 
 # When nothing is configured, the first available of these (per provider) is used.
 PREFERRED_MODELS: dict[str, tuple[str, ...]] = {
@@ -35,6 +56,20 @@ PREFERRED_MODELS: dict[str, tuple[str, ...]] = {
     "groq": ("openai/gpt-oss-120b", "moonshotai/kimi-k2-instruct-0905"),
 }
 
+ActiveListener = Callable[["AgentSession | None", "AgentSession | None"], Any]
+
+
+@dataclass(frozen=True)
+class HandlerContext:
+    """The ``ctx`` every handler, command and tool of a session receives."""
+
+    session: SessionHandle
+    ui: Any
+    mode: str
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
 
 class AgentHost:
     def __init__(
@@ -43,14 +78,29 @@ class AgentHost:
         *,
         settings: Settings | None = None,
         model_registry: ModelRegistry | None = None,
+        mode: str = "print",
+        ui: Any = None,
     ) -> None:
+        from ..extensions.ui import NullUI
+
         self.name = paths.agent_name(agent)
         self.home: Path = paths.agent_home(self.name)
         self.settings = settings or Settings(self.name)
+        self.mode = mode
+        self.ui = ui if ui is not None else NullUI()
+        self.handlers = HandlerRegistry()
+        # Extension commands by invocation name (``review``, ``review:2``); filled by the
+        # extension runtime. Each has ``async run(args, ctx)`` and ``description``.
+        self.commands: dict[str, Any] = {}
+        # Tools registered by extensions, added to every session's built-in tools.
+        self.extra_tools: list[ToolDefinition] = []
+        self.resident: dict[str, AgentSession] = {}
+        self.active: AgentSession | None = None
+        self._active_listeners: list[ActiveListener] = []
+        self._handles: dict[int, SessionHandle] = {}
         self._model_registry = model_registry
         self._environments: dict[str, Environment] = {}
         self._resources: dict[str, ResourceSet] = {}
-        self.resident: dict[str, AgentSession] = {}
         # Keys given for this process only (``--api-key``), by provider.
         self.api_key_overrides: dict[str, str] = {}
 
@@ -87,7 +137,7 @@ class AgentHost:
     def create_tools(self, cwd: str) -> list[ToolDefinition]:
         from .builtin_tools import create_builtin_tools
 
-        return create_builtin_tools(self.environment(cwd))
+        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools]
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)
@@ -96,24 +146,35 @@ class AgentHost:
             found = load_resources(
                 self.home,
                 key,
-                extra_skill_dirs=[Path(p).expanduser() for p in self.settings.get("skills", []) or []],
-                extra_prompt_dirs=[Path(p).expanduser() for p in self.settings.get("prompts", []) or []],
+                extra_skill_dirs=[Path(p).expanduser() for p in self.settings.get("skills") or []],
+                extra_prompt_dirs=[Path(p).expanduser() for p in self.settings.get("prompts") or []],
             )
             self._resources[key] = found
         return found
 
-    def reload(self) -> None:
-        """Re-read settings, models and resources (``/reload``)."""
-        self.settings.reload()
-        self._resources.clear()
-        self._environments.clear()
-        if self._model_registry is not None:
-            self._model_registry.refresh()
+    def handler_context(self, session: AgentSession) -> HandlerContext:
+        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode)
 
-    def new_compaction_breaker(self) -> Any:
-        from ..session.compaction import CompactionBreaker
+    def handle(self, session: AgentSession) -> SessionHandle:
+        """The one handle extension code gets for ``session``."""
+        found = self._handles.get(id(session))
+        if found is None or found._session is not session:
+            found = self._handles[id(session)] = SessionHandle(session, self)
+        return found
 
-        return CompactionBreaker()
+    def find_command(self, name: str) -> Any:
+        return self.commands.get(name)
+
+    def slash_commands(self, session: AgentSession) -> list[Any]:
+        """Extension commands, then prompt templates, then skills (spec ``get_commands``)."""
+        from .prompting import SlashCommandInfo, resource_commands
+
+        out = [
+            SlashCommandInfo(name, getattr(c, "description", None), "extension",
+                             {"path": getattr(c, "owner", ""), "source": "extension", "scope": "user"})
+            for name, c in self.commands.items()
+        ]
+        return out + resource_commands(self.resources(session.cwd))
 
     # ------------------------------------------------------------------ models
 
@@ -159,50 +220,199 @@ class AgentHost:
             "Then pick it with --model provider/id (see --list-models)."
         )
 
-    # ------------------------------------------------------------------ sessions
+    # ------------------------------------------------------------------ building sessions
 
-    def _manager_for(self, cwd: str, *, persist: bool = True, continue_recent: bool = False,
-                     session: str | None = None) -> SessionManager:
+    def _manager_for(self, options: SessionOptions) -> SessionManager:
         from ..session.manager import SessionManager
 
-        if session:
-            if os.path.exists(session) or session.endswith(".jsonl"):
-                return SessionManager.open(session)
-            return SessionManager.open_by_id(session, cwd=cwd, session_dir=self.sessions_dir)
-        if not persist:
+        cwd = os.path.abspath(options.cwd)
+        ref = options.session
+        if ref:
+            if os.path.exists(ref) or ref.endswith(".jsonl"):
+                return SessionManager.open(ref)
+            return SessionManager.open_by_id(ref, cwd=cwd, session_dir=self.sessions_dir)
+        if not options.persist:
             return SessionManager.in_memory(cwd)
-        if continue_recent:
+        if options.continue_recent:
             return SessionManager.continue_recent(cwd, session_dir=self.sessions_dir)
-        return SessionManager.create(cwd, session_dir=self.sessions_dir)
+        return SessionManager.create(cwd, session_dir=self.sessions_dir, parent_session=options.parent_session)
 
-    def create_session(
-        self,
-        cwd: str | None = None,
-        *,
-        persist: bool = True,
-        continue_recent: bool = False,
-        session: str | None = None,
-        resident: bool = True,
-        **options: Any,
-    ) -> AgentSession:
-        """A live session: new, continued (``continue_recent``) or opened (``session`` path/id)."""
-        from .session import AgentSession
+    def _resident_for(self, manager: SessionManager) -> AgentSession | None:
+        path = manager.get_session_file()
+        for live in self.resident.values():
+            if live.session_id == manager.get_session_id() or (path and live.session_file == path):
+                return live
+        return None
 
-        manager = self._manager_for(
-            os.path.abspath(cwd or os.getcwd()), persist=persist, continue_recent=continue_recent, session=session
-        )
-        live = AgentSession(self, manager, **options)
-        if resident:
-            self.resident[live.session_id] = live
+    def _build(self, manager: SessionManager, options: SessionOptions) -> AgentSession:
+        manager.repair_interrupted_tool_calls()  # before the agent reads the messages
+        live = AgentSession(self, manager, options)
+        self.resident[live.session_id] = live
         return live
+
+    def session_from_options(self, options: SessionOptions) -> tuple[AgentSession, bool]:
+        """The session ``options`` describe, and whether it was already resident."""
+        manager = self._manager_for(options)
+        found = self._resident_for(manager)
+        if found is not None:
+            return found, True
+        return self._build(manager, options), False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, options: SessionOptions, observers: list[Callable[[Any], Any]] | None = None) -> AgentSession:
+        """The process's first session, made active; ``session_start {reason: startup}``
+        reaches ``observers`` too."""
+        session, _ = self.session_from_options(options)
+        for observer in observers or []:
+            session.observe(observer)
+        self.set_active(session)
+        await session.start("startup")
+        return session
+
+    async def create_session(
+        self, options: SessionOptions | None = None, *, setup: Callable[[Any], Any] | None = None
+    ) -> AgentSession:
+        """A new stored session, resident beside the others (``wolli.create_session``)."""
+        options = options or SessionOptions(cwd=self.active.cwd if self.active else os.getcwd())
+        options.session, options.continue_recent = None, False
+        session, _ = self.session_from_options(options)
+        if setup is not None:
+            await _maybe_await(setup(session.session_manager))
+            session.agent.replace_messages(session.session_manager.build_session_context().messages)
+        await session.start("new")
+        return session
+
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> AgentSession:
+        """The session with this id (prefix) or path: the resident one when it is open."""
+        options = SessionOptions(cwd=cwd or (self.active.cwd if self.active else os.getcwd()), session=ref)
+        session, was_resident = self.session_from_options(options)
+        if not was_resident:
+            await session.start("resume")
+        return session
 
     def get_session(self, session_id: str) -> AgentSession | None:
         return self.resident.get(session_id)
 
-    def close_session(self, session_id: str) -> None:
-        live = self.resident.pop(session_id, None)
-        if live is not None:
-            live.abort()
+    async def replace_active(self, new: AgentSession, reason: StartReason) -> None:
+        """Make ``new`` the active session: shutdown of the old one, listeners, then start."""
+        old = self.active
+        previous_file = old.session_file if old is not None else None
+        if old is not None and old is not new:
+            await self.close_session(
+                old, reason, target_session_file=new.session_file, keep_active=True  # type: ignore[arg-type]
+            )
+        self.set_active(new)
+        await new.start(reason, previous_file)
+
+    async def new_session(self, options: SessionOptions | None = None) -> AgentSession:
+        cwd = self.active.cwd if self.active else os.getcwd()
+        options = options or SessionOptions(cwd=cwd)
+        options.session, options.continue_recent = None, False
+        session, _ = self.session_from_options(options)
+        await self.replace_active(session, "new")
+        return session
+
+    async def resume_session(self, ref: str) -> AgentSession:
+        cwd = self.active.cwd if self.active else os.getcwd()
+        session, _ = self.session_from_options(SessionOptions(cwd=cwd, session=ref))
+        if session is not self.active:
+            await self.replace_active(session, "resume")
+        return session
+
+    async def fork_session(self, entry_id: str | None, *, source: AgentSession | None = None) -> AgentSession:
+        """A new session holding the branch up to ``entry_id``, replacing the active one."""
+        from ..session.manager import SessionManager
+
+        origin = source or self.active
+        if origin is None:
+            raise RuntimeError("there is no session to fork")
+        await origin.wait_for_idle()
+        manager = SessionManager.fork(
+            origin.session_manager, entry_id, session_dir=self.sessions_dir if origin.session_file else None
+        )
+        session = self._build(manager, SessionOptions(cwd=origin.cwd, model=origin.model,
+                                                      thinking_level=origin.thinking_level,
+                                                      active_tools=list(origin.active_tool_names)))
+        await self.replace_active(session, "fork")
+        return session
+
+    async def replace_with_new(
+        self, old: AgentSession, *, setup: Callable[[Any], Any] | None = None,
+        with_session: Callable[[SessionHandle], Any] | None = None,
+    ) -> NewSessionResult:
+        """``ctx.session.new_session``: a fresh session takes ``old``'s place."""
+        options = SessionOptions(cwd=old.cwd, parent_session=old.session_file)
+        manager = self._manager_for(options)
+        session = self._build(manager, options)
+        if setup is not None:
+            await _maybe_await(setup(session.session_manager))
+            session.agent.replace_messages(session.session_manager.build_session_context().messages)
+        if old is self.active:
+            await self.replace_active(session, "new")
+        else:
+            await self.close_session(old, "new", target_session_file=session.session_file)
+            await session.start("new", old.session_file)
+        handle = self.handle(session)
+        if with_session is not None:
+            await _maybe_await(with_session(handle))
+        return NewSessionResult(cancelled=False, session=handle)
+
+    async def close_session(
+        self,
+        session: AgentSession,
+        reason: ShutdownReason = "quit",
+        *,
+        target_session_file: str | None = None,
+        keep_active: bool = False,
+    ) -> None:
+        """Shut ``session`` down and forget it. ``keep_active``: a replacement follows at once,
+        so listeners see one switch (old → new) rather than old → None → new."""
+        await session.close(reason, target_session_file)
+        self.resident.pop(session.session_id, None)
+        self._handles.pop(id(session), None)
+        if session is self.active and not keep_active:
+            self.set_active(None)
+
+    async def shutdown(self, reason: ShutdownReason = "quit") -> None:
+        """Close every resident session (the active one last)."""
+        for session in [s for s in self.resident.values() if s is not self.active]:
+            await self.close_session(session, reason)
+        if self.active is not None:
+            await self.close_session(self.active, reason)
+
+    async def reload(self, session: AgentSession | None = None) -> None:
+        """``/reload``: re-read settings, models and resources; every resident session gets
+        ``session_shutdown``/``session_start`` with reason ``reload`` (same sessions)."""
+        for live in self.resident.values():
+            if not live.is_idle():
+                raise RuntimeError("cannot reload while the agent is working; wait for it or press Esc first")
+        for live in list(self.resident.values()):
+            await live.emit(SessionShutdownEvent("reload"))
+        self.settings.reload()
+        self._resources.clear()
+        self._environments.clear()
+        if self._model_registry is not None:
+            self._model_registry.refresh()
+        for live in list(self.resident.values()):
+            live.refresh_tools()
+            await live.start("reload")
+
+    # ------------------------------------------------------------------ the active session
+
+    def on_active_session(self, listener: ActiveListener) -> Callable[[], None]:
+        """Call ``listener(new, old)`` whenever the active session changes."""
+        self._active_listeners.append(listener)
+        return lambda: self._active_listeners.remove(listener) if listener in self._active_listeners else None
+
+    def set_active(self, session: AgentSession | None) -> None:
+        old, self.active = self.active, session
+        if old is session:
+            return
+        for listener in list(self._active_listeners):
+            listener(session, old)
+
+    # ------------------------------------------------------------------ listing
 
     def list_sessions(self, cwd: str | None = None) -> list[Any]:
         from ..session.listing import list_all_sessions, list_sessions
@@ -210,3 +420,14 @@ class AgentHost:
         if cwd is None:
             return list_all_sessions(self.sessions_dir)
         return list_sessions(cwd, self.sessions_dir)
+
+    def find_sessions(self, filter: Any) -> list[Any]:
+        from ..session.listing import find_sessions
+
+        return find_sessions(filter, self.sessions_dir)
+
+
+async def _maybe_await(value: Any) -> Any:
+    import inspect
+
+    return await value if inspect.isawaitable(value) else value

@@ -1,31 +1,40 @@
-"""Which failed turns are worth retrying automatically, and how long to wait."""
+"""Which failed turns the session retries automatically, and how long it waits.
+
+Decided on data the failed message carries (``error_kind``, ``retry_after_ms``: see
+:mod:`wolli.ai.failures`), not on its wording; messages from older session files, which
+have only text, are classified by the strict text fallback.
+"""
 
 from __future__ import annotations
 
-import re
-
-from ..ai.overflow import is_context_overflow_text
-from ..ai.retry_marks import FINAL_MARKS
-
-_TRANSIENT = re.compile(
-    r"overloaded|rate.?limit|too many requests|\b429\b|\b5\d\d\b|service.?unavailable|server error|"
-    r"internal error|connection (lost|failed|error|reset)|connecterror|readerror|remoteprotocolerror|"
-    r"timed? ?out|ended (before|without)|temporarily unavailable|try again",
-    re.IGNORECASE,
-)
+from ..ai.failures import TRANSIENT_KINDS, classify
+from ..ai.types import AssistantMessage
 
 
+def failure_kind(message: AssistantMessage) -> str:
+    return message.error_kind or classify(message.error_message)
 
 
-def is_retryable_error(message: str | None) -> bool:
-    """Transient provider failures (not context overflow: compaction handles that).
+def is_retryable(message: AssistantMessage, *, max_delay_ms: int) -> bool:
+    """A transient failure, unless the server asked for a longer wait than ``max_delay_ms``.
 
-    Failures the HTTP layer marked final (it already spent the same ``retry`` budget, or the
-    server asked for a longer wait than allowed) are not retried again.
+    A context overflow is not retried here: compaction handles it.
     """
-    if not message or is_context_overflow_text(message) or any(mark in message for mark in FINAL_MARKS):
+    if message.stop_reason != "error" or failure_kind(message) not in TRANSIENT_KINDS:
         return False
-    return bool(_TRANSIENT.search(message))
+    return not wait_too_long(message, max_delay_ms)
+
+
+def wait_too_long(message: AssistantMessage, max_delay_ms: int) -> bool:
+    """The server asked for a longer wait than the user allows (a quota reset, say)."""
+    return message.retry_after_ms is not None and message.retry_after_ms > max_delay_ms
+
+
+def retry_delay_ms(message: AssistantMessage, attempt: int, base_delay_ms: int, max_delay_ms: int) -> int:
+    """The server's requested wait when it gave one, else exponential back-off; capped."""
+    if message.retry_after_ms is not None:
+        return int(min(max_delay_ms, max(0, message.retry_after_ms)))
+    return backoff_delay_ms(attempt, base_delay_ms, max_delay_ms)
 
 
 def backoff_delay_ms(attempt: int, base_delay_ms: int, max_delay_ms: int) -> int:

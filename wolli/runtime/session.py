@@ -1,127 +1,141 @@
-"""AgentSession: one live session = agent + session file + compaction + retry.
+"""AgentSession: one live session = agent + session file + handlers + compaction + retry.
 
-It owns the :class:`~wolli.agent.agent.Agent`, persists what the agent produces into the
-:class:`~wolli.session.manager.SessionManager`, restores model and thinking level on
-resume, compacts (after any turn that crosses the threshold, and once on a context
-overflow before retrying), retries transient provider failures with backoff, and runs the
-user's ``!cmd`` shell commands. Every mode consumes the single event stream it emits.
+It owns the :class:`~wolli.agent.agent.Agent`, persists what the agent produces, restores
+model and thinking level on resume, and emits the session event stream on two channels:
+
+- *handlers* (extension code, through the host's :class:`~.handlers.HandlerRegistry`):
+  awaited in order, results folded, failures reported as ``extension_error`` and isolated;
+- *observers* (front ends): plain synchronous callables, never awaited, errors isolated.
+  An observer that returns an awaitable has it scheduled as a task, so even a slow
+  asynchronous observer cannot stall streaming.
+
+A message reaches the session file only after its ``message_end`` handlers have folded it,
+so a replacement is what lands on disk. The run state (``idle | running | retrying |
+compacting``) spans retries and compaction; ``prompt`` while busy queues the message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..agent.agent import Agent
-from ..agent.events import MessageEndEvent, MessageStartEvent, TurnEndEvent
-from ..agent.messages import BashExecutionMessage, CustomMessage, user_message
+from ..agent.events import MessageEndEvent, MessageStartEvent
+from ..agent.messages import BashExecutionMessage, CustomMessage, parse_agent_message, user_message
 from ..agent.tool import ToolDefinition
-from ..ai.abort import AbortController
-from ..ai.overflow import is_context_overflow
-from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel
+from ..ai.abort import AbortController, AbortSignal
+from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
+from .compaction_run import Compactor
 from .events import (
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    CompactionEndEvent,
-    CompactionStartEvent,
+    ExtensionErrorEvent,
     ModelSelectEvent,
+    NoticeEvent,
+    QueueUpdateEvent,
+    RunState,
+    RunStateEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    ShutdownReason,
+    StartReason,
     ThinkingLevelSelectEvent,
 )
-from .retry import backoff_delay_ms, is_retryable_error
+from .handlers import Dispatcher
+from .hook_events import BeforeAgentStartEvent, InputEvent, InputSource, StreamingBehavior, UserBashEvent
+from .options import SessionOptions
+from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
+from .recovery import Recovery, drop_failed, last_assistant
+from .services import SessionServices
+from .settings_view import default_thinking_level
 from .system_prompt import BuildSystemPromptOptions, build_system_prompt
 
 if TYPE_CHECKING:
     from ..session.manager import SessionManager
-    from .host import AgentHost
 
-Listener = Callable[[Any], "Awaitable[None] | None"]
-# Extension hook: (preparation, branch_entries, custom_instructions, signal) ->
-# None | {"cancel": True} | {"compaction": {...}}
-BeforeCompactHook = Callable[..., Awaitable[Any]]
+log = logging.getLogger("wolli.runtime")
+Observer = Callable[[Any], Any]
+
+
+class NoModelError(RuntimeError):
+    """No usable model: the message says how to configure one."""
+
+
+class SessionClosedError(RuntimeError):
+    """The session was closed (replaced, or the host shut down)."""
 
 
 class AgentSession:
     def __init__(
-        self,
-        host: AgentHost,
-        session_manager: SessionManager,
-        *,
-        model: Model | None = None,
-        thinking_level: ThinkingLevel | None = None,
-        active_tools: list[str] | None = None,
-        custom_system_prompt: str | None = None,
-        append_system_prompt: str = "",
-        extra_tools: list[ToolDefinition] | None = None,
+        self, services: SessionServices, session_manager: SessionManager, options: SessionOptions | None = None
     ) -> None:
-        self.host = host
+        options = options or SessionOptions(cwd=session_manager.get_cwd())
+        self.services = services
         self.session_manager = session_manager
         self.cwd = session_manager.get_cwd()
-        self.settings = host.settings
-        self._listeners: list[Listener] = []
-        self._custom_system_prompt = custom_system_prompt
-        self._append_system_prompt = append_system_prompt
-        self.all_tools: list[ToolDefinition] = [*host.create_tools(self.cwd), *(extra_tools or [])]
-        names = [t.name for t in self.all_tools]
-        self.active_tool_names: list[str] = [n for n in (active_tools if active_tools is not None else names) if n in names]
-        self.before_compact: BeforeCompactHook | None = None
-        self._compaction_controller: AbortController | None = None
-        self._overflow_retry_used = False
-        self._breaker = host.new_compaction_breaker()
-        self._retry_abort = asyncio.Event()
-        self._deferred: list[BashExecutionMessage] = []
+        self.settings = services.settings
+        self.closed = False
+        self._observers: list[Observer] = []
+        self._observer_snapshot: tuple[Observer, ...] = ()
+        self._dispatch = Dispatcher(services.handlers, self._report_handler_error)
+        self._ctx: Any = None
+        self._state: RunState = "idle"
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._aborted = False
+        self._next_turn: list[CustomMessage] = []
+        self._follow_up_texts: list[str] = []
+        self._deferred_bash: list[BashExecutionMessage] = []
+        self._bash_controller: AbortController | None = None
+        self._queue_seen: tuple[list[str], list[str]] = ([], [])
+        self._writes_failed = False
+        self._custom_system_prompt = options.custom_system_prompt
+        self._append_system_prompt = options.append_system_prompt
+        self._extra_tools = list(options.extra_tools)
+        self._recovery = Recovery(self)
+        self._compactor = Compactor(self, self._dispatch)
 
+        from .tool_hooks import ToolHooks
+
+        hooks = ToolHooks(self._dispatch, self.handler_context)
         context = session_manager.build_session_context()
-        restored_model = self._restore_model(context.model)
+        self.restored_model = self._find_model(context.model)
         self.agent = Agent(
-            model=model or restored_model or host.default_model(),
-            thinking_level="off",
+            model=options.model or self.restored_model or services.default_model(),
             messages=list(context.messages),
-            get_api_key=host.get_api_key,
-            tool_execution=self.settings.get("toolExecution", "parallel"),
-            steering_mode=self.settings.get("steeringMode", "one-at-a-time"),
-            follow_up_mode=self.settings.get("followUpMode", "one-at-a-time"),
+            get_api_key=services.get_api_key,
+            before_tool_call=hooks.before_tool_call,
+            after_tool_call=hooks.after_tool_call,
+            transform_context=hooks.transform_context,
+            on_payload=hooks.on_payload,
             session_id=session_manager.get_session_id(),
+            # The session owns every retry of a turn (one budget, visible events).
+            stream_options={"max_retries": 0},
         )
-        level = thinking_level or context.thinking_level or self.settings.get("defaultThinkingLevel", "off")
+        self.all_tools: list[ToolDefinition] = []
+        self.active_tool_names: list[str] = []
+        self._load_tools(options.active_tools)
+        level = options.thinking_level or context.thinking_level or default_thinking_level(self.settings)
         self.agent.set_thinking_level(self._clamp_level(level))
-        self._refresh_tools_and_prompt()
+        self._base_system_prompt = ""
+        self._refresh_system_prompt()
         self.agent.subscribe(self._on_agent_event)
         if not session_manager.get_entries():
             self._record_model_and_level()
         else:
             self._record_overrides(context.model, context.thinking_level)
 
-    # ------------------------------------------------------------------ events
+    # ------------------------------------------------------------------ identity and state
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    @property
+    def session_id(self) -> str:
+        return self.session_manager.get_session_id()
 
-    async def emit(self, event: Any) -> None:
-        for listener in list(self._listeners):
-            result = listener(event)
-            if inspect.isawaitable(result):
-                await result
-
-    async def _on_agent_event(self, event: Any) -> None:
-        if isinstance(event, MessageEndEvent):
-            self._persist(event.message)
-        await self.emit(event)
-        if isinstance(event, TurnEndEvent) and event.message.stop_reason not in ("error", "aborted"):
-            await self._maybe_auto_compact()
-
-    def _persist(self, message: Any) -> None:
-        role = getattr(message, "role", None)
-        if role == "custom":
-            self.session_manager.append_custom_message_entry(
-                message.custom_type, message.content, message.display, message.details
-            )
-        elif role in ("user", "assistant", "toolResult", "bashExecution"):
-            self.session_manager.append_message(message)
-
-    # ------------------------------------------------------------------ state
+    @property
+    def session_file(self) -> str | None:
+        return self.session_manager.get_session_file()
 
     @property
     def model(self) -> Model | None:
@@ -136,21 +150,128 @@ class AgentSession:
         return self.agent.state.messages
 
     @property
+    def run_state(self) -> RunState:
+        return self._state
+
+    @property
     def is_streaming(self) -> bool:
         return self.agent.is_streaming
 
     @property
-    def session_file(self) -> str | None:
-        return self.session_manager.get_session_file()
+    def signal(self) -> AbortSignal | None:
+        return self.agent.signal
 
-    @property
-    def session_id(self) -> str:
-        return self.session_manager.get_session_id()
+    def is_idle(self) -> bool:
+        return self._state == "idle"
 
-    def _restore_model(self, stored: tuple[str, str] | None) -> Model | None:
-        if not stored:
-            return None
-        return self.host.model_registry.find(stored[0], stored[1])
+    async def wait_for_idle(self) -> None:
+        """Until the run ends: streaming, retry back-off and compaction included."""
+        await self._idle.wait()
+
+    def set_run_state(self, state: RunState) -> None:
+        previous = self._state
+        if state == previous:
+            return
+        self._state = state
+        if state == "idle":
+            self._idle.set()
+        else:
+            self._idle.clear()
+        self._deliver(RunStateEvent(state, previous))
+
+    # ------------------------------------------------------------------ the two channels
+
+    def observe(self, observer: Observer) -> Callable[[], None]:
+        """Add a front end's observer; returns the function that removes it."""
+        self._observers.append(observer)
+        self._observer_snapshot = tuple(self._observers)
+
+        def remove() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+                self._observer_snapshot = tuple(self._observers)
+
+        return remove
+
+    def _deliver(self, event: Any) -> None:
+        for observer in self._observer_snapshot:
+            try:
+                result = observer(event)
+                if result is not None and inspect.isawaitable(result):
+                    asyncio.ensure_future(result).add_done_callback(_log_observer_failure)
+            except Exception:  # an observer's bug must not break the run or its siblings
+                log.exception("observer %r failed on %s", observer, getattr(event, "type", event))
+
+    async def emit(self, event: Any) -> None:
+        """Handlers (awaited, notification only), then observers."""
+        if self._dispatch.has(event.type):
+            await self._dispatch.notify(event, self.handler_context())
+        self._deliver(event)
+
+    def handler_context(self) -> Any:
+        if self._ctx is None:
+            self._ctx = self.services.handler_context(self)
+        return self._ctx
+
+    def _report_handler_error(self, owner: str, event: str, error: str) -> None:
+        self._deliver(ExtensionErrorEvent(owner, event, error))
+
+    async def _on_agent_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_update":  # the per-token path: no work unless someone listens
+            if self._dispatch.has(kind):
+                await self._dispatch.notify(event, self.handler_context())
+            self._deliver(event)
+            return
+        if kind == "message_end":
+            if self._dispatch.has(kind):
+                event.message = await self._dispatch.message_end(event, self.handler_context(), _parse_message)
+            self._persist(event.message)
+            self._deliver(event)
+            return
+        if kind == "agent_end" and self._dispatch.has(kind):
+            self._follow_up_texts += await self._dispatch.agent_end(event, self.handler_context())
+            self._deliver(event)
+            return
+        await self.emit(event)
+        if kind == "message_start" and getattr(event.message, "role", None) in ("user", "custom"):
+            self._sync_queue()
+        elif kind == "turn_end" and event.message.stop_reason not in ("error", "aborted") and self._compactor.due():
+            self.set_run_state("compacting")
+            try:
+                await self._compactor.compact("threshold")
+            finally:
+                self.set_run_state("running")
+
+    # ------------------------------------------------------------------ persistence
+
+    def _persist(self, message: Any) -> None:
+        role = getattr(message, "role", None)
+        try:
+            if role == "custom":
+                self.session_manager.append_custom_message_entry(
+                    message.custom_type, message.content, message.display, message.details
+                )
+            elif role in ("user", "assistant", "toolResult", "bashExecution"):
+                self.session_manager.append_message(message)
+        except OSError as exc:
+            self._stop_writing(exc)
+
+    def _stop_writing(self, exc: OSError) -> None:
+        """The disk said no (read-only, full, a file where the folder should be): keep the
+        conversation going in memory, like ``--no-session``, and say so once."""
+        if self._writes_failed:
+            return
+        self._writes_failed = True
+        path = self.session_file or "the session file"
+        self.session_manager.stop_writing()
+        self._deliver(NoticeEvent("warning", f"could not write {path}: {exc.strerror or exc}; "
+                                             "this session is no longer being saved"))
+
+    # ------------------------------------------------------------------ model and thinking level
+
+    def _find_model(self, stored: tuple[str, str] | None) -> Model | None:
+        return self.services.model_registry.find(stored[0], stored[1]) if stored else None
 
     def _clamp_level(self, level: str | None) -> ThinkingLevel:
         if level not in THINKING_LEVELS:
@@ -172,11 +293,14 @@ class AgentSession:
         model = self.agent.state.model
         if model is not None and stored_model != (model.provider, model.id):
             self.session_manager.append_model_change(model.provider, model.id)
-        resumed_level = self._clamp_level(stored_level or self.settings.get("defaultThinkingLevel", "off"))
+        resumed_level = self._clamp_level(stored_level or default_thinking_level(self.settings))
         if self.agent.state.thinking_level != resumed_level:
             self.session_manager.append_thinking_level_change(self.agent.state.thinking_level)
 
-    async def set_model(self, model: Model, source: str = "set") -> None:
+    async def set_model(self, model: Model, source: str = "set") -> bool:
+        """Switch models; False (nothing changes) when no API key is available for it."""
+        if self.services.get_api_key(model) is None and not self.services.model_registry.is_available(model):
+            return False
         previous = self.agent.state.model
         self.agent.set_model(model)
         self.session_manager.append_model_change(model.provider, model.id)
@@ -184,19 +308,50 @@ class AgentSession:
         if clamped != self.agent.state.thinking_level:
             await self.set_thinking_level(clamped)
         await self.emit(ModelSelectEvent(model, previous, source))  # type: ignore[arg-type]
+        return True
 
-    async def set_thinking_level(self, level: str) -> None:
+    async def set_thinking_level(self, level: str) -> ThinkingLevel:
         previous = self.agent.state.thinking_level
         clamped = self._clamp_level(level)
         self.agent.set_thinking_level(clamped)
         if clamped != previous:
             self.session_manager.append_thinking_level_change(clamped)
             await self.emit(ThinkingLevelSelectEvent(clamped, previous))
+        return clamped
 
-    # ------------------------------------------------------------------ tools and prompt
+    # ------------------------------------------------------------------ tools and system prompt
+
+    def _load_tools(self, active: list[str] | None) -> None:
+        self.all_tools = _unique([*self.services.create_tools(self.cwd), *self._extra_tools])
+        names = [t.name for t in self.all_tools]
+        self.active_tool_names = [n for n in (active if active is not None else names) if n in names]
+        self.agent.set_tools([t for t in self.all_tools if t.name in self.active_tool_names])
+
+    def refresh_tools(self) -> None:
+        """Re-read the tool set (tools registered since), keeping the active selection;
+        newly registered tools become active."""
+        known = {t.name for t in self.all_tools}
+        keep = list(self.active_tool_names)
+        self.all_tools = _unique([*self.services.create_tools(self.cwd), *self._extra_tools])
+        keep += [t.name for t in self.all_tools if t.name not in known]
+        self.set_active_tools(keep)
+
+    def set_active_tools(self, names: list[str]) -> list[str]:
+        """Activate the named tools; returns the names that do not exist."""
+        known = {t.name for t in self.all_tools}
+        self.active_tool_names = [n for n in dict.fromkeys(names) if n in known]
+        self.agent.set_tools([t for t in self.all_tools if t.name in self.active_tool_names])
+        self._refresh_system_prompt()
+        return [n for n in names if n not in known]
+
+    def add_tools(self, tools: list[ToolDefinition], activate: bool = True) -> None:
+        self._extra_tools = _unique([*self._extra_tools, *tools])
+        self.all_tools = _unique([*self.all_tools, *tools])
+        names = self.active_tool_names + ([t.name for t in tools] if activate else [])
+        self.set_active_tools(names)
 
     def system_prompt_options(self) -> BuildSystemPromptOptions:
-        resources = self.host.resources(self.cwd)
+        resources = self.services.resources(self.cwd)
         return BuildSystemPromptOptions(
             config=self.settings,
             cwd=self.cwd,
@@ -210,159 +365,235 @@ class AgentSession:
             custom_prompt=self._custom_system_prompt,
         )
 
-    def _refresh_tools_and_prompt(self) -> None:
-        active = [t for t in self.all_tools if t.name in self.active_tool_names]
-        self.agent.set_tools(active)
-        self.agent.set_system_prompt(build_system_prompt(self.system_prompt_options(), self.all_tools))
+    def _refresh_system_prompt(self) -> None:
+        """Rebuild the stored base prompt; a run's ``before_agent_start`` override stays in
+        place until that run ends."""
+        overridden = self.agent.state.system_prompt != self._base_system_prompt and not self.is_idle()
+        self._base_system_prompt = build_system_prompt(self.system_prompt_options(), self.all_tools)
+        if not overridden:
+            self.agent.set_system_prompt(self._base_system_prompt)
 
-    def set_active_tools(self, names: list[str]) -> list[str]:
-        """Activate the named tools; returns the names that do not exist."""
-        known = {t.name for t in self.all_tools}
-        self.active_tool_names = [n for n in names if n in known]
-        self._refresh_tools_and_prompt()
-        return [n for n in names if n not in known]
+    @property
+    def system_prompt(self) -> str:
+        """The prompt of the current run (with any override), else the base prompt."""
+        return self.agent.state.system_prompt
 
-    def add_tools(self, tools: list[ToolDefinition], activate: bool = True) -> None:
-        by_name = {t.name: t for t in self.all_tools}
-        for tool in tools:
-            by_name[tool.name] = tool
-            if activate and tool.name not in self.active_tool_names:
-                self.active_tool_names.append(tool.name)
-        self.all_tools = list(by_name.values())
-        self._refresh_tools_and_prompt()
+    # ------------------------------------------------------------------ the prompt pipeline
 
-    # ------------------------------------------------------------------ prompting
+    async def prompt(
+        self,
+        text: str,
+        images: list[ImageContent] | None = None,
+        *,
+        streaming_behavior: StreamingBehavior | None = None,
+        source: InputSource = "interactive",
+    ) -> str:
+        """Submit input: extension command -> ``input`` -> expansion -> queue or run.
 
-    def expand_input(self, text: str) -> str:
-        """``/skill:name args`` and ``/template args`` expansion (unknown commands pass through)."""
-        from .resources import expand_prompt_template, expand_skill
+        Returns what happened: ``"command"``, ``"handled"``, ``"queued"`` or ``"ran"``.
+        While the session is busy (streaming, retrying, compacting) the message is queued:
+        ``"steer"`` delivers it before the next LLM call, anything else once the run would
+        stop. A run ends when the agent is idle again (retries, compaction and queued
+        messages included).
+        """
+        self._check_open()
+        images = list(images or [])
+        parsed = split_command(text)
+        if parsed is not None:
+            command = self.services.find_command(parsed[0])
+            if command is not None:
+                await command.run(parsed[1], self.handler_context())
+                return "command"
+        return await self._submit(text, images, source, streaming_behavior)
 
-        if not text.startswith("/"):
-            return text
-        head, _, rest = text[1:].partition(" ")
-        resources = self.host.resources(self.cwd)
-        if head.startswith("skill:"):
-            for skill in resources.skills:
-                if skill.name == head[6:]:
-                    return expand_skill(skill, rest)
-            return text
-        for template in resources.prompts:
-            if template.name == head:
-                return expand_prompt_template(template, rest)
-        return text
-
-    async def prompt(self, text: str, images: list[ImageContent] | None = None, *, expand: bool = True) -> None:
-        """Send a user message and run until the agent is idle (with retries/compaction)."""
+    async def _submit(
+        self, text: str, images: list[Any], source: InputSource, streaming_behavior: StreamingBehavior | None
+    ) -> str:
+        busy = not self.is_idle()
+        if self._dispatch.has("input"):
+            event = InputEvent(text, images, source, (streaming_behavior or "follow_up") if busy else None)
+            decision = await self._dispatch.input(event, self.handler_context())
+            if decision.action == "handled":
+                return "handled"
+            text, images = decision.text, decision.images
+        text = expand_input(self.services.resources(self.cwd), text)
+        if not self.is_idle():
+            message = user_message(text, images or None)
+            self.agent.steer(message) if streaming_behavior == "steer" else self.agent.follow_up(message)
+            self._sync_queue()
+            return "queued"
         if self.agent.state.model is None:
-            raise NoModelError(self.host.no_model_help())
-        if expand:
-            text = self.expand_input(text)
-        self._overflow_retry_used = False
-        await self._run(lambda: self.agent.prompt(user_message(text, images)))
+            raise NoModelError(self.services.no_model_help())
+        await self._run_prompt(text, images)
+        return "ran"
 
-    async def send_custom_message(self, message: CustomMessage, *, trigger_turn: bool = False) -> None:
-        """An extension's message: joins the context (and the file); ``trigger_turn`` runs the
-        agent on it. While a run is going on it is delivered before the next LLM call."""
-        if self.agent.is_streaming:
-            self.agent.steer(message)
+    async def _run_prompt(self, text: str, images: list[Any]) -> None:
+        self._begin_run()
+        try:
+            messages: list[Any] = [user_message(text, images or None), *self._next_turn]
+            self._next_turn = []
+            if self._dispatch.has("before_agent_start"):
+                event = BeforeAgentStartEvent(text, images, self._base_system_prompt, self.system_prompt_options())
+                decision = await self._dispatch.before_agent_start(event, self.handler_context())
+                for value in decision.messages:
+                    try:
+                        messages.append(to_custom_message(value))
+                    except (TypeError, ValueError) as exc:
+                        self._report_handler_error("before_agent_start", "before_agent_start", str(exc))
+                if decision.system_prompt is not None:  # this run only
+                    self.agent.set_system_prompt(decision.system_prompt)
+            await self._attempt(lambda: self.agent.prompt(messages))
+            await self._after_run()
+        finally:
+            self._end_run()
+
+    async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
+        """A run not started by a prompt (a triggered custom message, a continuation)."""
+        self._begin_run()
+        try:
+            await self._attempt(start)
+            await self._after_run()
+        finally:
+            self._end_run()
+
+    async def _attempt(self, start: Callable[[], Awaitable[None]]) -> None:
+        """One agent run with its recovery, unless an abort already came (an observer may
+        abort from inside the ``run_state`` event that announced the run)."""
+        if not self._aborted:
+            await self._recovery.run(start)
+
+    def _begin_run(self) -> None:
+        self._aborted = False
+        self._follow_up_texts = []
+        self._apply_live_settings()
+        self.set_run_state("running")
+
+    async def _after_run(self) -> None:
+        """Deliver what arrived too late for the agent loop, then agent_end follow-ups."""
+        follow_ups_run = 0
+        while not self._aborted:
+            if self.agent.pending_message_count and _ends_with_assistant(self.agent.state.messages):
+                await self._attempt(self.agent.continue_)
+                continue
+            if self._follow_up_texts and follow_ups_run < MAX_AGENT_END_FOLLOW_UPS:
+                text = self._follow_up_texts.pop(0)
+                follow_ups_run += 1
+                self._follow_up_texts = []  # one continuation per agent_end
+                message = user_message(expand_input(self.services.resources(self.cwd), text))
+                await self._attempt(functools.partial(self.agent.prompt, message))
+                continue
             return
-        if trigger_turn:
-            await self._run(lambda: self.agent.prompt(message))
-            return
-        await self.emit(MessageStartEvent(message))
-        self.agent.append_message(message)
-        self._persist(message)
-        await self.emit(MessageEndEvent(message))
+
+    def _end_run(self) -> None:
+        self.agent.set_system_prompt(self._base_system_prompt)  # an override never leaks
+        self._flush_deferred_bash()
+        self.set_run_state("idle")
+        self._sync_queue()
+
+    def _apply_live_settings(self) -> None:
+        """Settings the agent copies are re-read for every run: a live session follows edits."""
+        self.agent.tool_execution = self.settings.get("toolExecution")
+        self.agent.steering_mode = self.settings.get("steeringMode")
+        self.agent.follow_up_mode = self.settings.get("followUpMode")
+
+    async def compact_for_overflow(self, failed: AssistantMessage) -> bool:
+        """Compact after a context overflow; the failed answer leaves the context only when
+        the compaction worked (else it stays the answer of the run)."""
+        self.set_run_state("compacting")
+        try:
+            result = await self._compactor.compact("overflow")
+        finally:
+            self.set_run_state("running")
+        if result is None:
+            return False
+        last = last_assistant(self.agent.state.messages)
+        if last is not None and last.stop_reason == "error":
+            drop_failed(self.agent.state.messages, last)
+        return True
+
+    # ------------------------------------------------------------------ queues and messages
 
     def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         self.agent.steer(user_message(text, images))
+        self._sync_queue()
 
     def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
         self.agent.follow_up(user_message(text, images))
+        self._sync_queue()
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Take every queued message back (Esc puts them into the editor); their texts."""
+        steering, follow_ups = self.agent.clear_queues()
+        self._sync_queue()
+        return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
+
+    def queued_texts(self) -> tuple[list[str], list[str]]:
+        steering, follow_ups = self.agent.queued_messages()
+        return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
+
+    @property
+    def pending_message_count(self) -> int:
+        return self.agent.pending_message_count
+
+    def _sync_queue(self) -> None:
+        current = self.queued_texts()
+        if current != self._queue_seen:
+            self._queue_seen = current
+            self._deliver(QueueUpdateEvent(list(current[0]), list(current[1])))
+
+    async def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
+        """An extension's custom message (shown when ``display``; sent to the model)."""
+        self._check_open()
+        custom = to_custom_message(message)
+        if deliver_as == "next_turn":
+            self._next_turn.append(custom)
+            return
+        if not self.is_idle():
+            self.agent.follow_up(custom) if deliver_as == "follow_up" else self.agent.steer(custom)
+            self._sync_queue()
+            return
+        if trigger_turn:
+            await self._run(lambda: self.agent.prompt(custom))
+            return
+        await self.emit(MessageStartEvent(custom))
+        self.agent.append_message(custom)
+        end = MessageEndEvent(custom)
+        await self._on_agent_event(end)
+
+    async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> str:
+        """A user message as if typed (through ``input`` handlers, source ``extension``)."""
+        text, images = _split_content(content)
+        behavior: StreamingBehavior | None = "follow_up" if deliver_as in ("follow_up", "followUp") else (
+            "steer" if deliver_as == "steer" else None)
+        if not self.is_idle() and behavior is None:
+            raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
+        return await self.prompt(text, images, streaming_behavior=behavior, source="extension")
+
+    def append_entry(self, custom_type: str, data: Any = None) -> str:
+        """Extension state in the session tree; never sent to the model."""
+        return self.session_manager.append_custom_entry(custom_type, data)
+
+    # ------------------------------------------------------------------ control
 
     def abort(self) -> None:
+        """Stop the run: the stream, running tools, a retry wait, a compaction."""
+        self._aborted = not self.is_idle()
         self.agent.abort()
-        if self._compaction_controller is not None:
-            self._compaction_controller.abort("Compaction aborted")
-        self._retry_abort.set()
+        self._compactor.abort()
+        self._recovery.cancel()
 
-    async def wait_for_idle(self) -> None:
-        await self.agent.wait_for_idle()
+    def abort_retry(self) -> None:
+        self._recovery.cancel()
 
-    def _apply_retry_settings(self) -> None:
-        """The ``retry`` settings also govern the HTTP layer's own retries (before a stream starts).
-
-        Without this, ``retry.enabled: false`` still retried 429/5xx three times and the HTTP
-        layer waited 1 s, 2 s, 4 s whatever ``baseDelayMs`` said. Read on every run so a
-        settings change applies to the next request.
-        """
-        retry = self.settings.get("retry", {}) or {}
-        options = self.agent.stream_options
-        if not retry.get("enabled", True):
-            options["max_retries"] = 0
-            return
-        options["max_retries"] = max(0, int(retry.get("maxRetries", 3)))
-        options["retry_base_delay"] = max(0, int(retry.get("baseDelayMs", 2000))) / 1000
-        options["max_retry_delay"] = max(0, int(retry.get("maxDelayMs", 60000))) / 1000
-
-    async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
-        self._retry_abort = asyncio.Event()
-        self._apply_retry_settings()
+    async def compact(self, custom_instructions: str | None = None) -> Any:
+        """Manual compaction; waits for a running turn to end first (never compacts under it)."""
+        self._check_open()
+        await self.wait_for_idle()
+        self.set_run_state("compacting")
         try:
-            await self._run_with_recovery(start)
+            return await self._compactor.compact("manual", custom_instructions)
         finally:
-            self._flush_deferred()
-
-    async def _run_with_recovery(self, start: Callable[[], Awaitable[None]]) -> None:
-        await start()
-        attempt = 0
-        while True:
-            last = self._last_assistant()
-            if last is None or last.stop_reason != "error":
-                if attempt:
-                    await self.emit(AutoRetryEndEvent(success=True, attempt=attempt))
-                return
-            model = self.agent.state.model
-            if is_context_overflow(last, model.context_window if model else None) and not self._overflow_retry_used:
-                self._overflow_retry_used = True
-                self._drop_last_error()
-                if await self.compact(reason="overflow"):
-                    await self.agent.continue_()
-                    continue
-                return
-            retry = self.settings.get("retry", {}) or {}
-            max_retries = int(retry.get("maxRetries", 3))
-            if not retry.get("enabled", True) or not is_retryable_error(last.error_message) or attempt >= max_retries:
-                if attempt:
-                    await self.emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error=last.error_message))
-                return
-            attempt += 1
-            delay = backoff_delay_ms(attempt, int(retry.get("baseDelayMs", 2000)), int(retry.get("maxDelayMs", 60000)))
-            await self.emit(AutoRetryStartEvent(attempt, max_retries, delay, last.error_message or ""))
-            try:
-                await asyncio.wait_for(self._retry_abort.wait(), timeout=delay / 1000)
-                await self.emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled"))
-                return
-            except TimeoutError:
-                pass
-            self._drop_last_error()
-            await self.agent.continue_()
-
-    def _last_assistant(self) -> AssistantMessage | None:
-        for message in reversed(self.agent.state.messages):
-            if isinstance(message, AssistantMessage):
-                return message
-            if getattr(message, "role", None) == "user":
-                return None
-        return None
-
-    def _drop_last_error(self) -> None:
-        """Take the failed assistant message out of the context (it stays in the file)."""
-        messages = self.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage) and messages[-1].stop_reason == "error":
-            messages.pop()
-
-    # ------------------------------------------------------------------ compaction
+            self.set_run_state("idle")
 
     def context_usage(self) -> dict[str, Any]:
         from ..session.tokens import estimate_context_tokens
@@ -372,105 +603,116 @@ class AgentSession:
         window = model.context_window if model else 0
         return {"tokens": tokens, "context_window": window, "percent": (100.0 * tokens / window) if window else None}
 
-    def _compaction_settings(self) -> Any:
-        from ..session.compaction import CompactionSettings
-
-        conf = self.settings.get("compaction", {}) or {}
-        return CompactionSettings(
-            enabled=bool(conf.get("enabled", True)),
-            reserve_tokens=int(conf.get("reserveTokens", 16384)),
-            keep_recent_tokens=int(conf.get("keepRecentTokens", 20000)),
-        )
-
-    async def _maybe_auto_compact(self) -> None:
-        from ..session.compaction import should_compact
-
-        model = self.agent.state.model
-        settings = self._compaction_settings()
-        if model is None or not settings.enabled or not self._breaker.allowed():
-            return
-        usage = self.context_usage()
-        if should_compact(usage["tokens"], model.context_window, settings):
-            await self.compact(reason="threshold")
-
-    async def compact(self, custom_instructions: str | None = None, *, reason: str = "manual") -> Any:
-        """Summarise older history into a compaction entry. Returns the result or None."""
-        from ..session.compaction import CompactionError, CompactionResult, compact, prepare_compaction
-
-        model = self.agent.state.model
-        await self.emit(CompactionStartEvent(reason))  # type: ignore[arg-type]
-        controller = self._compaction_controller = AbortController()
-        branch = self.session_manager.get_branch()
-        preparation = prepare_compaction(branch, self._compaction_settings())
-        if preparation is None or model is None:
-            await self.emit(CompactionEndEvent(reason, error_message="Nothing to compact yet."))  # type: ignore[arg-type]
-            self._compaction_controller = None
-            return None
-        result: Any = None
-        from_hook = False
-        try:
-            if self.before_compact is not None:
-                decision = await self.before_compact(preparation, branch, custom_instructions, controller.signal)
-                if isinstance(decision, dict) and decision.get("cancel"):
-                    await self.emit(CompactionEndEvent(reason, aborted=True, error_message="Cancelled by an extension"))  # type: ignore[arg-type]
-                    return None
-                supplied = decision.get("compaction") if isinstance(decision, dict) else None
-                if supplied:
-                    result = CompactionResult(
-                        summary=supplied["summary"],
-                        first_kept_entry_id=supplied.get("first_kept_entry_id", preparation.first_kept_entry_id),
-                        tokens_before=supplied.get("tokens_before", preparation.tokens_before),
-                        details=supplied.get("details"),
-                    )
-                    from_hook = True
-            if result is None:
-                api_key = self.host.get_api_key(model)
-                result = await compact(
-                    preparation, model, api_key=api_key, custom_instructions=custom_instructions, signal=controller.signal
-                )
-        except CompactionError as exc:
-            self._breaker.record_failure()
-            await self.emit(CompactionEndEvent(reason, error_message=str(exc), aborted=controller.signal.aborted))  # type: ignore[arg-type]
-            return None
-        except Exception as exc:  # an extension hook failed: report, keep the session usable
-            self._breaker.record_failure()
-            await self.emit(CompactionEndEvent(reason, error_message=f"{type(exc).__name__}: {exc}"))  # type: ignore[arg-type]
-            return None
-        finally:
-            self._compaction_controller = None
-        self._breaker.record_success()
-        self.session_manager.append_compaction(
-            result.summary, result.first_kept_entry_id, result.tokens_before, result.details, from_hook
-        )
-        self.agent.replace_messages(self.session_manager.build_session_context().messages)
-        if reason == "overflow":
-            self._drop_last_error()  # the failed answer is in the file; the retry must not see it
-        await self.emit(CompactionEndEvent(reason, result=result, will_retry=reason == "overflow"))  # type: ignore[arg-type]
-        return result
-
     # ------------------------------------------------------------------ user shell commands
 
     async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
         """``!cmd`` (kept in context) and ``!!cmd`` (shown, never sent to the model)."""
-        from .user_bash import run_user_bash
+        from .user_bash import message_from_result, run_user_bash
 
-        message = await run_user_bash(self.host.environment(self.cwd), command, exclude_from_context=exclude_from_context)
+        self._check_open()
+        environment = self.services.environment(self.cwd)
+        answer = None
+        if self._dispatch.has("user_bash"):
+            event = UserBashEvent(command, exclude_from_context, self.cwd)
+            answer = await self._dispatch.first_answer(event, self.handler_context())
+        controller = self._bash_controller = AbortController()
+        try:
+            if answer and answer.get("result") is not None:
+                message = message_from_result(command, answer["result"], exclude_from_context)
+            else:
+                environment = (answer or {}).get("environment") or environment
+                message = await run_user_bash(
+                    environment, command, exclude_from_context=exclude_from_context, signal=controller.signal
+                )
+        finally:
+            self._bash_controller = None
         await self.emit(MessageStartEvent(message))
-        if self.agent.is_streaming:
+        if not self.is_idle():
             # Joining mid-run could land between a tool call and its result; add it once idle.
-            self._deferred.append(message)
+            self._deferred_bash.append(message)
+            self._deliver(MessageEndEvent(message))
         else:
             self.agent.append_message(message)
-            self._persist(message)
-        await self.emit(MessageEndEvent(message))
+            await self._on_agent_event(MessageEndEvent(message))
         return message
 
-    def _flush_deferred(self) -> None:
-        while self._deferred:
-            message = self._deferred.pop(0)
+    def abort_bash(self) -> None:
+        if self._bash_controller is not None:
+            self._bash_controller.abort("Command aborted")
+
+    def _flush_deferred_bash(self) -> None:
+        while self._deferred_bash:
+            message = self._deferred_bash.pop(0)
             self.agent.append_message(message)
             self._persist(message)
 
+    # ------------------------------------------------------------------ lifecycle
 
-class NoModelError(RuntimeError):
-    """No usable model: the message says how to configure one."""
+    async def start(self, reason: StartReason, previous_session_file: str | None = None) -> None:
+        """``session_start`` (awaited before the first prompt), then ``model_select`` with
+        source ``restore`` when a resumed session brought its model back."""
+        await self.emit(SessionStartEvent(reason, previous_session_file))
+        if self.restored_model is not None and self.agent.state.model is self.restored_model:
+            await self.emit(ModelSelectEvent(self.restored_model, None, "restore"))
+
+    async def close(self, reason: ShutdownReason = "quit", target_session_file: str | None = None) -> None:
+        """Abort, wait until idle, emit ``session_shutdown``, drop every observer."""
+        if self.closed:
+            return
+        self.abort()
+        self.abort_bash()
+        await self.wait_for_idle()
+        await self.emit(SessionShutdownEvent(reason, target_session_file))
+        self.closed = True
+        self._observers.clear()
+        self._observer_snapshot = ()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise SessionClosedError(f"session {self.session_id} is closed")
+
+
+def _unique(tools: list[ToolDefinition]) -> list[ToolDefinition]:
+    """Later definitions of a name win (an extension overriding a built-in)."""
+    by_name: dict[str, ToolDefinition] = {}
+    for tool in tools:
+        by_name.pop(tool.name, None)
+        by_name[tool.name] = tool
+    return list(by_name.values())
+
+
+def _parse_message(value: Any) -> Any:
+    """A handler's replacement message, validated: a dict, or a model built with
+    ``model_copy(update=...)`` (which skips validation) is parsed again from its JSON."""
+    if isinstance(value, dict):
+        return parse_agent_message(value)
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return parse_agent_message(dump(mode="json", by_alias=True, exclude_none=True, warnings=False))
+    return value
+
+
+def _text_of(message: Any) -> str:
+    return content_text(getattr(message, "content", ""))
+
+
+def _ends_with_assistant(messages: list[Any]) -> bool:
+    return bool(messages) and getattr(messages[-1], "role", None) == "assistant"
+
+
+def _split_content(content: Any) -> tuple[str, list[Any]]:
+    if isinstance(content, str):
+        return content, []
+    texts, images = [], []
+    for block in content or []:
+        kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block["text"] if isinstance(block, dict) else block.text)
+        elif kind == "image":
+            images.append(ImageContent.model_validate(block) if isinstance(block, dict) else block)
+    return "\n".join(texts), images
+
+
+def _log_observer_failure(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("asynchronous observer failed", exc_info=task.exception())

@@ -23,3 +23,15 @@ async def run_user_bash(
         full_output_path=run.full_output_path,
         exclude_from_context=exclude_from_context,
     )
+
+
+def message_from_result(command: str, result: Any, exclude_from_context: bool) -> BashExecutionMessage:
+    """A ``user_bash`` handler's ready result (``{output, exit_code, cancelled, truncated}``,
+    snake_case or camelCase keys) as the message the transcript and the model see."""
+    data = dict(result) if isinstance(result, dict) else {k: v for k, v in vars(result).items() if not k.startswith("_")}
+    data.pop("command", None)
+    data.pop("exclude_from_context", None)
+    data.pop("excludeFromContext", None)
+    return BashExecutionMessage.model_validate(
+        {"command": command, "exclude_from_context": exclude_from_context, **data}
+    )

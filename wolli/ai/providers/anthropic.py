@@ -29,6 +29,17 @@ STOP_REASONS: dict[str, str] = {
     "tool_use": "toolUse",
 }
 INCOMPLETE = "Anthropic stream ended before completion (no message_stop event); the answer may be cut off."
+# Anthropic's in-stream ``error.type`` values and the failure kinds they are (wolli.ai.failures).
+_STREAM_ERROR_KINDS = {
+    "overloaded_error": "overloaded",
+    "rate_limit_error": "rate_limited",
+    "api_error": "server_error",
+    "timeout_error": "timeout",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "invalid_request_error": "invalid_request",
+    "request_too_large": "context_overflow",
+}
 
 
 @dataclass(slots=True)
@@ -112,11 +123,14 @@ class AnthropicStreamReader:
     def _error(self, payload: dict[str, Any]) -> bool:
         error = payload.get("error")
         message = None
+        kind = None
         if isinstance(error, dict):
             message = error.get("message") or error.get("type")
+            kind = _STREAM_ERROR_KINDS.get(str(error.get("type")))
         elif isinstance(error, str):
             message = error
-        self.builder.fail(str(message or payload.get("message") or "Anthropic reported an error in the stream"))
+        text = str(message or payload.get("message") or "Anthropic reported an error in the stream")
+        self.builder.fail(text, kind=kind)
         return False
 
     def _refusal_message(self) -> str:
@@ -242,6 +256,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                     break
             reader.finish()
     except ProviderHTTPError as exc:
-        builder.fail(str(exc))
+        builder.fail_from(exc)
     except ProviderConnectionError as exc:
-        builder.fail(f"Anthropic stream ended before completion: {exc}" if streaming else str(exc))
+        if streaming:
+            builder.fail(f"Anthropic stream ended before completion: {exc}", kind="stream_cut")
+        else:
+            builder.fail_from(exc)

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..abort import AbortError
 from ..builder import MessageBuilder
+from ..payload_hook import apply_payload_hook
 from ..types import (
     Context,
     ImageContent,
@@ -43,6 +44,8 @@ class FauxResponse:
     blocks: list[TextContent | ThinkingContent | ToolCall] = field(default_factory=list)
     stop_reason: str | None = None  # default: toolUse when there are tool calls, else stop
     error_message: str | None = None  # set => the stream ends with an error after the blocks
+    error_kind: str | None = None  # what a real provider would have said the failure was
+    retry_after_ms: int | None = None  # the wait a real server would have asked for
     tokens_per_second: float | None = None  # overrides the provider's pacing
     # Ask the provider to wait for an abort after streaming the blocks (tests of abort).
     hang: bool = False
@@ -75,8 +78,11 @@ def faux_tool_call(name: str, arguments: dict[str, Any] | None = None, id: str |
     return ToolCall(id=id or _next_id(), name=name, arguments=arguments or {})
 
 
-def faux_error(message: str, *blocks: Any) -> FauxResponse:
-    return FauxResponse(blocks=list(_as_blocks(list(blocks))), error_message=message)
+def faux_error(message: str, *blocks: Any, kind: str | None = None, retry_after_ms: int | None = None) -> FauxResponse:
+    """Streams ``blocks`` then fails with ``message`` (``kind``: see :mod:`wolli.ai.failures`)."""
+    return FauxResponse(
+        blocks=list(_as_blocks(list(blocks))), error_message=message, error_kind=kind, retry_after_ms=retry_after_ms
+    )
 
 
 def faux_hang(*blocks: Any) -> FauxResponse:
@@ -157,6 +163,8 @@ class FauxProvider:
         self.calls = 0
         self.contexts: list[Context] = []
         self.options: list[StreamOptions] = []
+        # The request body of each call, after the ``on_payload`` hook (what a real provider sends).
+        self.payloads: list[dict[str, Any]] = []
         if register:
             self.register()
 
@@ -184,6 +192,7 @@ class FauxProvider:
         self.calls += 1
         self.contexts.append(context.model_copy(deep=True))
         self.options.append(options)
+        self.payloads.append(await apply_payload_hook(self._payload(context, options), self.model, options))
         if not self.responses:
             builder.fail("faux: no scripted response left (push more with FauxProvider.push)")
             return
@@ -194,6 +203,20 @@ class FauxProvider:
                 scripted = await scripted
         response = _as_response(scripted)
         await self._play(response, context, options, builder)
+
+    def _payload(self, context: Context, options: StreamOptions) -> dict[str, Any]:
+        """A provider-neutral request body, so payload hooks can be tested against faux."""
+        payload: dict[str, Any] = {
+            "model": self.model.id,
+            "system": context.system_prompt,
+            "messages": [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in context.messages],
+            "tools": [t.name for t in context.tools or []],
+        }
+        for name in ("temperature", "max_tokens", "reasoning"):
+            value = getattr(options, name, None)
+            if value is not None:
+                payload[name] = value
+        return payload
 
     async def _play(
         self, response: FauxResponse, context: Context, options: StreamOptions, builder: MessageBuilder
@@ -248,7 +271,7 @@ class FauxProvider:
             await signal.wait()
             raise AbortError(signal.reason)
         if response.error_message is not None:
-            builder.fail(response.error_message)
+            builder.fail(response.error_message, kind=response.error_kind, retry_after_ms=response.retry_after_ms)
             return
         builder.done(response.stop_reason)
 

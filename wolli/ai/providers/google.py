@@ -561,12 +561,14 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                         return
             except ProviderConnectionError as exc:
                 if state.finish_reason is None:
-                    builder.fail(f"Gemini stream ended before completion: {exc}")
+                    builder.fail(f"Gemini stream ended before completion: {exc}", kind="stream_cut")
                     return
     except (ProviderHTTPError, ProviderConnectionError) as exc:
-        builder.fail(str(exc))
+        builder.fail_from(exc)
         return
     if state.finish_reason is None:
-        builder.fail("Gemini stream ended before completion: the connection closed without a finishReason.")
+        builder.fail(
+            "Gemini stream ended before completion: the connection closed without a finishReason.", kind="stream_cut"
+        )
         return
     state.finish()

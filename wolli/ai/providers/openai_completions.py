@@ -599,6 +599,9 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 await events.aclose()
             state.end_of_stream()
     except ProviderHTTPError as exc:
-        builder.fail(str(exc))
+        builder.fail_from(exc)
     except ProviderConnectionError as exc:
-        builder.fail(f"The OpenAI-compatible stream ended before completion: {exc}" if streaming else str(exc))
+        if streaming:
+            builder.fail(f"The OpenAI-compatible stream ended before completion: {exc}", kind="stream_cut")
+        else:
+            builder.fail_from(exc)

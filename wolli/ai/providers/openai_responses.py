@@ -447,4 +447,6 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
                 else:
                     builder.fail(_error_text(event, "OpenAI reported an error in the stream.", nested=False))
                 return
-        builder.fail("The OpenAI Responses stream ended before completion (no response.completed event).")
+        builder.fail(
+            "The OpenAI Responses stream ended before completion (no response.completed event).", kind="stream_cut"
+        )

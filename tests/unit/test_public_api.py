@@ -1,0 +1,53 @@
+"""``import wolli`` offers the extension author's surface and nothing internal."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+import wolli
+
+# CHECKLIST.md "Module-level names" (those that exist so far), and the types a custom tool
+# is written with.
+AUTHOR_SURFACE = {
+    "is_tool_call_event_type", "is_bash_tool_result", "with_file_mutation_queue", "truncate_head",
+    "truncate_tail", "truncate_line", "format_size", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES",
+    "create_host_environment", "create_read_tool", "create_write_tool", "create_edit_tool",
+    "create_bash_tool", "create_grep_tool", "create_find_tool", "create_ls_tool",
+    "ExtensionAPI", "ExtensionContext", "define_hook", "key_hint", "key_text", "raw_key_hint",
+    "highlight_code", "get_language_from_path", "CustomEditor",
+}
+TOOL_TYPES = {"ToolDefinition", "ToolResult", "TruncationResult", "Environment", "ExecOptions", "ExecResult"}
+
+
+def test_every_exported_name_resolves_and_belongs_to_the_author_surface():
+    exported = set(wolli.__all__) - {"__version__"}
+    assert exported <= AUTHOR_SURFACE | TOOL_TYPES
+    for name in exported:
+        assert getattr(wolli, name) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("Agent", "wolli.agent.agent"),
+        ("AgentHost", "wolli.runtime.host"),
+        ("AgentSession", "wolli.runtime.session"),
+        ("SessionManager", "wolli.session.manager"),
+    ],
+)
+def test_internals_live_in_their_own_modules_only(name, module):
+    with pytest.raises(AttributeError):
+        getattr(wolli, name)
+    assert getattr(importlib.import_module(module), name).__name__ == name
+
+
+def test_event_type_guards():
+    from wolli.runtime.hook_events import ToolCallEvent, ToolResultEvent
+
+    call = ToolCallEvent("bash", "c1", {"command": "ls"})
+    assert wolli.is_tool_call_event_type("bash", call)
+    assert not wolli.is_tool_call_event_type("read", call)
+    result = ToolResultEvent("bash", "c1", {}, [], None, False)
+    assert wolli.is_bash_tool_result(result) and not wolli.is_bash_tool_result(call)

@@ -1,0 +1,107 @@
+"""``@file`` attachments: files, images and folders given on the command line.
+
+The same limits as the ``read`` tool apply, so an attachment never sends more than the
+model would get by reading the file itself: text is cut to the first
+:data:`~wolli.tools.truncate.DEFAULT_MAX_LINES` lines / :data:`DEFAULT_MAX_BYTES` with a
+note saying so, files over :data:`MAX_ATTACHMENT_BYTES` are refused unread, a folder
+attaches a listing of its entries, and an image given to a model without image input is
+refused (rather than silently dropped on the way to the provider).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..ai.types import ImageContent
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+# Larger files are not read at all (the read tool's own ceiling).
+MAX_ATTACHMENT_BYTES = 64 * 1024 * 1024
+MAX_LISTING_ENTRIES = 500
+
+
+class AttachmentError(ValueError):
+    """An ``@`` argument that cannot be attached; the message says why and what to do."""
+
+
+@dataclass
+class Attachments:
+    text: str = ""
+    images: list[ImageContent] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was cut, for the user (stderr)
+
+
+def read_attachments(names: list[str], cwd: str, model: Any = None) -> Attachments:
+    """``@name`` arguments -> a text block for the first message, images, and notes."""
+    from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+
+    out = Attachments()
+    parts: list[str] = []
+    for name in names:
+        path = Path(os.path.expanduser(name))
+        if not path.is_absolute():
+            path = Path(cwd) / path
+        if path.is_dir():
+            parts.append(_listing(name, path))
+            continue
+        if not path.exists():
+            raise AttachmentError(f"@{name}: no such file or folder (looked in {path.parent})")
+        size = path.stat().st_size
+        if size > MAX_ATTACHMENT_BYTES:
+            raise AttachmentError(
+                f"@{name}: {format_size(size)} is too large to attach (limit {format_size(MAX_ATTACHMENT_BYTES)}); "
+                "ask the model to read parts of it instead"
+            )
+        mime = IMAGE_TYPES.get(path.suffix.lower())
+        if mime:
+            if model is not None and "image" not in (getattr(model, "input", None) or ["text"]):
+                raise AttachmentError(
+                    f"@{name} is an image, but {model.provider}/{model.id} does not accept images; "
+                    "pick a model with image input (wolli --list-models shows which) or leave the image out"
+                )
+            out.images.append(_image(path, mime, name, out.notes))
+            parts.append(f'<file name="{name}">(image attached)</file>')
+            continue
+        data = path.read_bytes()
+        if b"\0" in data[:8192]:
+            raise AttachmentError(f"@{name}: binary file; only text files, images and folders can be attached")
+        text = data.decode("utf-8", "replace")
+        cut = truncate_head(text)
+        if cut.truncated:
+            note = (
+                f"[@{name} is {format_size(size)} and {cut.total_lines} lines; attached the first "
+                f"{cut.output_lines} lines ({DEFAULT_MAX_LINES} lines / {format_size(DEFAULT_MAX_BYTES)} limit). "
+                "Use the read tool with an offset for the rest.]"
+            )
+            out.notes.append(note)
+            text = cut.content + "\n" + note
+        parts.append(f'<file name="{name}">\n{text}\n</file>')
+    out.text = "\n".join(parts)
+    return out
+
+
+def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
+    from ..tools.images import prepare_image
+
+    prepared = prepare_image(path.read_bytes(), mime)
+    if prepared.data is None:
+        raise AttachmentError(f"@{name}: {prepared.note}")
+    if prepared.note:
+        notes.append(f"@{name}: {prepared.note}")
+    return ImageContent(data=base64.b64encode(prepared.data).decode("ascii"), mime_type=prepared.mime_type)
+
+
+def _listing(name: str, folder: Path) -> str:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise AttachmentError(f"@{name}: cannot list the folder: {exc.strerror or exc}") from None
+    lines = [f"{e.name}/" if e.is_dir(follow_symlinks=False) else e.name for e in entries[:MAX_LISTING_ENTRIES]]
+    if len(entries) > MAX_LISTING_ENTRIES:
+        lines.append(f"[{len(entries) - MAX_LISTING_ENTRIES} more entries not shown]")
+    body = "\n".join(lines) if lines else "(empty folder)"
+    return f'<directory name="{name}">\n{body}\n</directory>'

@@ -1,0 +1,97 @@
+"""Events only handlers see: the points where extension code can change what happens.
+
+Each is a mutable dataclass with snake_case attributes (``event.tool_name``,
+``event.input``); the folding rules in :mod:`wolli.runtime.handlers` say how the results of
+several handlers combine. None of these reach observers: what they decide shows up in the
+session event stream instead (a blocked tool call as an error tool result, a transformed
+prompt as the user message...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+InputSource = Literal["interactive", "rpc", "extension"]
+StreamingBehavior = Literal["steer", "follow_up"]
+
+
+@dataclass(slots=True)
+class InputEvent:
+    text: str
+    images: list[Any]
+    source: InputSource = "interactive"
+    streaming_behavior: StreamingBehavior | None = None
+    type: str = field(default="input", init=False)
+
+
+@dataclass(slots=True)
+class BeforeAgentStartEvent:
+    prompt: str
+    images: list[Any]
+    system_prompt: str
+    system_prompt_options: Any
+    type: str = field(default="before_agent_start", init=False)
+
+
+@dataclass(slots=True)
+class ContextEvent:
+    """``messages`` is a deep copy: handlers may change it freely."""
+
+    messages: list[Any]
+    type: str = field(default="context", init=False)
+
+
+@dataclass(slots=True)
+class BeforeProviderRequestEvent:
+    payload: Any
+    model: Any = None
+    type: str = field(default="before_provider_request", init=False)
+
+
+@dataclass(slots=True)
+class ToolCallEvent:
+    """``input`` is the validated arguments as a dict; mutate it in place to patch them."""
+
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+    type: str = field(default="tool_call", init=False)
+
+
+@dataclass(slots=True)
+class ToolResultEvent:
+    tool_name: str
+    tool_call_id: str
+    input: dict[str, Any]
+    content: list[Any]
+    details: Any
+    is_error: bool
+    type: str = field(default="tool_result", init=False)
+
+
+@dataclass(slots=True)
+class UserBashEvent:
+    command: str
+    exclude_from_context: bool
+    cwd: str
+    type: str = field(default="user_bash", init=False)
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactEvent:
+    preparation: Any
+    branch_entries: list[Any]
+    custom_instructions: str | None
+    signal: Any
+    type: str = field(default="session_before_compact", init=False)
+
+
+def is_tool_call_event_type(tool_name: str, event: Any) -> bool:
+    """True when ``event`` is a ``tool_call`` event for ``tool_name`` (narrows in checkers)."""
+    return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
+
+
+def is_bash_tool_result(event: Any) -> bool:
+    """True when ``event`` is a ``tool_result`` event of the built-in bash tool."""
+    return getattr(event, "type", None) == "tool_result" and getattr(event, "tool_name", None) == "bash"

@@ -1,0 +1,36 @@
+"""Typed options a host accepts to open or create a live session.
+
+Front ends never hand the runtime loose ``**kwargs``: the start-up path
+(:mod:`wolli.runtime.startup`) turns command-line input into a :class:`SessionOptions`,
+and extension code's ``create_session(options)`` does the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..agent.tool import ToolDefinition
+    from ..ai.types import Model, ThinkingLevel
+
+
+@dataclass
+class SessionOptions:
+    """What a new or opened session starts with. ``None`` means "what the session file or
+    the settings say" (a resumed session keeps its model and thinking level)."""
+
+    cwd: str
+    # Where the session lives: a path or id prefix to open, the newest of ``cwd``, or new.
+    session: str | None = None
+    continue_recent: bool = False
+    persist: bool = True
+    model: Model | None = None
+    thinking_level: ThinkingLevel | None = None
+    # Names of the tools to activate (``None``: every tool; ``[]``: none).
+    active_tools: list[str] | None = None
+    custom_system_prompt: str | None = None
+    append_system_prompt: str = ""
+    extra_tools: list[ToolDefinition] = field(default_factory=list)
+    # The session file this one was forked or handed off from (header ``parentSession``).
+    parent_session: str | None = None

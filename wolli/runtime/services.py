@@ -1,0 +1,49 @@
+"""What a live session needs from its host, as a narrow protocol.
+
+:class:`~wolli.runtime.session.AgentSession` depends on this protocol, never on
+:class:`~wolli.runtime.host.AgentHost` itself, so the host can import the session (it owns
+the sessions) without the session importing the host back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..agent.tool import ToolDefinition
+    from ..ai.models import ModelRegistry
+    from ..ai.types import Model
+    from ..config.settings import Settings
+    from ..tools.environment import Environment
+    from .handlers import HandlerRegistry
+    from .resources import ResourceSet
+
+
+class SessionServices(Protocol):
+    settings: Settings
+    # Handlers of every session of the host (extensions load once per host).
+    handlers: HandlerRegistry
+    mode: str
+
+    @property
+    def model_registry(self) -> ModelRegistry: ...
+
+    def get_api_key(self, target: Any) -> str | None: ...
+
+    def environment(self, cwd: str) -> Environment: ...
+
+    def resources(self, cwd: str) -> ResourceSet: ...
+
+    def create_tools(self, cwd: str) -> list[ToolDefinition]: ...
+
+    def default_model(self) -> Model | None: ...
+
+    def no_model_help(self) -> str: ...
+
+    def handler_context(self, session: Any) -> Any:
+        """The ``ctx`` handlers of ``session`` receive (session handle, ui, mode)."""
+        ...
+
+    def find_command(self, name: str) -> Any:
+        """An extension command by invocation name (``review`` or ``review:2``), or None."""
+        ...

@@ -1,0 +1,246 @@
+"""The one start-up path every mode takes: a request in, a host and a started session out.
+
+A front end (print, json, rpc, tui) describes what the user asked for in a
+:class:`StartupRequest`; :func:`start` validates it, builds the :class:`~.host.AgentHost`,
+resolves the model and the API key, checks ``--tools`` and unknown options, opens or creates
+the session, reads ``@`` attachments and emits ``session_start`` with the front end's
+observers already attached. Problems come back as a :class:`StartupError` carrying the
+exit code (2 for a usage mistake, 1 for anything else) and one clear message; warnings
+(a broken config file, skipped session lines, a session folder that cannot be written)
+come back in :attr:`Startup.warnings` for the mode to show.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ai.types import ImageContent, Model, ThinkingLevel
+from .attachments import AttachmentError, read_attachments
+from .host import AgentHost
+from .options import SessionOptions
+from .session import AgentSession
+
+USAGE = 2  # exit code for a mistake on the command line
+FAILURE = 1
+
+
+class StartupError(Exception):
+    def __init__(self, message: str, exit_code: int = FAILURE) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class StartupRequest:
+    """What the user asked for, as parsed from the command line (or given by a program)."""
+
+    mode: str
+    cwd: str = field(default_factory=os.getcwd)
+    agent: str | None = None
+    model: str | None = None  # provider/id[:thinking], or part of an id
+    provider: str | None = None
+    api_key: str | None = None
+    thinking: ThinkingLevel | None = None
+    tools: list[str] | None = None  # None: every tool; []: none
+    session: str | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    files: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    stdin_text: str = ""
+    # ``--name[=value]`` options the command line did not know: extension flags, or typos.
+    unknown_options: dict[str, str | bool] = field(default_factory=dict)
+    # Every option the command line knows, for "did you mean" suggestions.
+    known_options: list[str] = field(default_factory=list)
+    # Headless modes cannot run without a model and key, nor without a message; the TUI
+    # shows how to add a model and waits for input.
+    require_model: bool = True
+    require_prompt: bool = False
+
+
+@dataclass
+class PromptInput:
+    text: str
+    images: list[ImageContent] = field(default_factory=list)
+
+
+@dataclass
+class Startup:
+    host: AgentHost
+    session: AgentSession
+    prompts: list[PromptInput]
+    warnings: list[str]
+    flags: dict[str, str | bool]
+
+
+def make_host(request: StartupRequest, *, ui: Any = None) -> tuple[AgentHost, list[str]]:
+    """The host for the requested agent, and the configuration problems found loading it."""
+    try:
+        host = AgentHost(request.agent, mode=request.mode, ui=ui)
+    except ValueError as exc:  # an invalid --agent name
+        raise StartupError(f"--agent: {exc}", USAGE) from None
+    warnings = [str(e) for e in host.settings.errors]
+    registry = host.model_registry
+    warnings += [str(e) for e in getattr(registry, "load_errors", [])]
+    auth = getattr(registry, "auth", None)
+    warnings += [str(e) for e in getattr(auth, "errors", [])]
+    return host, warnings
+
+
+def check_options(request: StartupRequest, registered_flags: dict[str, Any]) -> dict[str, str | bool]:
+    """Unknown ``--options`` are extension flags when an extension registered them, else an
+    error naming the nearest valid option. Returns the extension flag values."""
+    flags: dict[str, str | bool] = {}
+    for name, value in request.unknown_options.items():
+        if name in registered_flags:
+            flags[name] = value
+            continue
+        candidates = [*request.known_options, *(f"--{f}" for f in registered_flags)]
+        near = difflib.get_close_matches(f"--{name}", candidates, n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else " (see wolli --help)"
+        raise StartupError(f"unknown option --{name}{hint}", USAGE)
+    return flags
+
+
+def resolve_model(host: AgentHost, request: StartupRequest) -> tuple[Model | None, ThinkingLevel | None]:
+    registry = host.model_registry
+    if not request.model:
+        if request.provider:
+            for model in registry.available():
+                if model.provider == request.provider:
+                    return model, None
+            raise StartupError(f"--provider {request.provider}: no available model (is its API key set?)")
+        return None, None
+    pattern = request.model
+    if request.provider and "/" not in pattern:
+        pattern = f"{request.provider}/{pattern}"
+    try:
+        return registry.resolve(pattern)
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
+
+
+def _check_tools(host: AgentHost, names: list[str] | None) -> None:
+    if not names:
+        return
+    from .builtin_tools import BUILTIN_TOOL_NAMES
+
+    known = [*BUILTIN_TOOL_NAMES, *(t.name for t in host.extra_tools)]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        hints = []
+        for name in unknown:
+            near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hints.append(f"{name} (did you mean {near[0]}?)" if near else name)
+        raise StartupError(f"--tools: unknown tool {', '.join(hints)}; known tools: {', '.join(known)}", USAGE)
+
+
+def _session_folder_problem(host: AgentHost, cwd: str) -> str | None:
+    """Why sessions of ``cwd`` cannot be saved, or None. Checked before the first write so
+    the user learns it at once, and the answer still comes (as with ``--no-session``)."""
+    from ..config.paths import cwd_slug
+
+    folder = host.sessions_dir / cwd_slug(cwd)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the session folder {folder}: {exc.strerror or exc}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the session folder {folder} is not writable"
+    return None
+
+
+def build_prompts(request: StartupRequest, attached_text: str, images: list[ImageContent]) -> list[PromptInput]:
+    """Attachments and piped stdin join the first message; blank messages are dropped."""
+    messages = list(request.messages)
+    first = "\n\n".join(p for p in (attached_text, request.stdin_text.strip(), messages[0] if messages else "") if p)
+    # A blank message would reach the provider as an empty conversation (Anthropic drops
+    # whitespace-only text, then rejects the request): treat it as no message at all.
+    texts = [p for p in (first, *messages[1:]) if p.strip()]
+    return [PromptInput(text, images if index == 0 else []) for index, text in enumerate(texts)]
+
+
+async def start(
+    request: StartupRequest,
+    *,
+    ui: Any = None,
+    observers: list[Callable[[Any], Any]] | None = None,
+    registered_flags: dict[str, Any] | None = None,
+    before_start: Callable[[AgentSession], Any] | None = None,
+) -> Startup:
+    """Validate ``request``, open the session, attach ``observers``, emit ``session_start``.
+
+    ``before_start(session)`` runs just before ``session_start`` (json mode writes the
+    session header there)."""
+    host, warnings = make_host(request, ui=ui)
+    flags = check_options(request, registered_flags or {})
+    model, model_level = resolve_model(host, request)
+    if request.api_key:
+        if model is None:
+            raise StartupError("--api-key needs --model (or --provider) to know which provider it is for", USAGE)
+        host.api_key_overrides[model.provider] = request.api_key
+    _check_tools(host, request.tools)
+
+    persist = not request.no_session
+    if persist and not request.session:
+        problem = _session_folder_problem(host, request.cwd)
+        if problem:
+            warnings.append(f"{problem}; this session will not be saved")
+            persist = False
+    options = SessionOptions(
+        cwd=request.cwd,
+        session=request.session,
+        continue_recent=request.continue_recent,
+        persist=persist,
+        model=model,
+        thinking_level=request.thinking or model_level,
+        active_tools=request.tools,
+        custom_system_prompt=request.system_prompt,
+        append_system_prompt=request.append_system_prompt or "",
+    )
+    from ..session.manager import SessionLookupError
+    from ..session.store import SessionFileError
+
+    try:
+        session, _ = host.session_from_options(options)
+    except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
+        raise StartupError(str(exc)) from None
+    warnings += [str(e) for e in session.session_manager.load_errors]
+
+    if request.require_model:
+        if session.model is None:
+            raise StartupError(_no_model_message(host, warnings))
+        if session.model.provider not in host.api_key_overrides and not host.model_registry.is_available(session.model):
+            raise StartupError(
+                f"no API key for provider '{session.model.provider}' (model {session.model.key}).\n"
+                + host.no_model_help()
+            )
+    try:
+        attached = read_attachments(request.files, request.cwd, session.model)
+    except AttachmentError as exc:
+        raise StartupError(str(exc)) from None
+    warnings += attached.notes
+    prompts = build_prompts(request, attached.text, attached.images)
+    if request.require_prompt and not prompts:
+        raise StartupError('nothing to do: give a message, e.g. wolli -p "explain this repo"')
+
+    for observer in observers or []:
+        session.observe(observer)
+    if before_start is not None:
+        before_start(session)
+    host.set_active(session)
+    await session.start("startup")
+    return Startup(host, session, prompts, warnings, flags)
+
+
+def _no_model_message(host: AgentHost, warnings: list[str]) -> str:
+    text = host.no_model_help()
+    if any("models.json" in w for w in warnings):
+        text = "models.json has errors (shown above); fix them to use its providers.\n" + text
+    return text

@@ -1,0 +1,69 @@
+"""One adapter from the agent loop's hook points to the handler channel.
+
+The agent knows four hooks (``before_tool_call``, ``after_tool_call``, ``transform_context``,
+``on_payload``); this adapter answers all of them from the session's dispatcher, reading the
+current handler set at every call, so ``/reload`` swaps handlers without rewiring the agent.
+When nobody listens it returns at once: in particular the ``context`` seam deep-copies the
+transcript (a copy of 4,000 messages costs ~0.2 s) only when a handler will receive it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from ..agent.tool import ToolResult, normalize_result
+from ..agent.tool_execution import (
+    AfterToolCallContext,
+    AfterToolCallResult,
+    BeforeToolCallContext,
+    BeforeToolCallResult,
+)
+from .handlers import Dispatcher
+from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent, ToolResultEvent
+
+
+class ToolHooks:
+    def __init__(self, dispatch: Dispatcher, context: Callable[[], Any]) -> None:
+        self.dispatch = dispatch
+        self.context = context  # builds the handlers' ctx when one is needed
+
+    async def before_tool_call(self, call: BeforeToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+        if not self.dispatch.has("tool_call"):
+            return None
+        event = ToolCallEvent(call.tool_call.name, call.tool_call.id, call.input)
+        decision = await self.dispatch.tool_call(event, self.context())
+        if decision is None:
+            return None
+        supplied: ToolResult | None = None
+        if decision.result is not None:
+            supplied = normalize_result(decision.result)
+        return BeforeToolCallResult(block=decision.block, reason=decision.reason, result=supplied, abort=decision.abort)
+
+    async def after_tool_call(self, done: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+        if not self.dispatch.has("tool_result"):
+            return None
+        result = done.result
+        event = ToolResultEvent(
+            tool_name=done.tool_call.name,
+            tool_call_id=done.tool_call.id,
+            input=done.input,
+            content=list(result.content),
+            details=result.details,
+            is_error=done.is_error,
+        )
+        if not await self.dispatch.tool_result(event, self.context()):
+            return None
+        content = normalize_result({"content": event.content}).content
+        return AfterToolCallResult(content=content, details=event.details, is_error=bool(event.is_error), has_details=True)
+
+    async def transform_context(self, messages: list[Any], signal: Any) -> list[Any]:
+        if not self.dispatch.has("context"):
+            return messages
+        return await self.dispatch.context(ContextEvent(copy.deepcopy(messages)), self.context())
+
+    async def on_payload(self, payload: Any, model: Any) -> Any:
+        if not self.dispatch.has("before_provider_request"):
+            return None
+        return await self.dispatch.before_provider_request(BeforeProviderRequestEvent(payload, model), self.context())
