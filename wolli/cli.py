@@ -170,7 +170,8 @@ def parse_args(argv: list[str]) -> CliArgs:
             import difflib
 
             near = difflib.get_close_matches(name, KNOWN_OPTIONS, n=1, cutoff=0.5)
-            raise UsageError(f"unknown option {arg}" + (f"; did you mean {near[0]}?" if near else " (see wolli --help)"))
+            shown = arg if arg.isprintable() else repr(arg)
+            raise UsageError(f"unknown option {shown}" + (f"; did you mean {near[0]}?" if near else " (see wolli --help)"))
     if args.mode is not None and args.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {args.mode!r}")
     if args.thinking is not None and args.thinking not in THINKING:

@@ -37,51 +37,72 @@ class Attachments:
 
 def read_attachments(names: list[str], cwd: str, model: Any = None) -> Attachments:
     """``@name`` arguments -> a text block for the first message, images, and notes."""
-    from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
-
     out = Attachments()
     parts: list[str] = []
     for name in names:
-        path = Path(os.path.expanduser(name))
-        if not path.is_absolute():
-            path = Path(cwd) / path
-        if path.is_dir():
-            parts.append(_listing(name, path))
-            continue
-        if not path.exists():
-            raise AttachmentError(f"@{name}: no such file or folder (looked in {path.parent})")
-        size = path.stat().st_size
-        if size > MAX_ATTACHMENT_BYTES:
-            raise AttachmentError(
-                f"@{name}: {format_size(size)} is too large to attach (limit {format_size(MAX_ATTACHMENT_BYTES)}); "
-                "ask the model to read parts of it instead"
-            )
-        mime = IMAGE_TYPES.get(path.suffix.lower())
-        if mime:
-            if model is not None and "image" not in (getattr(model, "input", None) or ["text"]):
-                raise AttachmentError(
-                    f"@{name} is an image, but {model.provider}/{model.id} does not accept images; "
-                    "pick a model with image input (wolli --list-models shows which) or leave the image out"
-                )
-            out.images.append(_image(path, mime, name, out.notes))
-            parts.append(f'<file name="{name}">(image attached)</file>')
-            continue
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
-            raise AttachmentError(f"@{name}: binary file; only text files, images and folders can be attached")
-        text = data.decode("utf-8", "replace")
-        cut = truncate_head(text)
-        if cut.truncated:
-            note = (
-                f"[@{name} is {format_size(size)} and {cut.total_lines} lines; attached the first "
-                f"{cut.output_lines} lines ({DEFAULT_MAX_LINES} lines / {format_size(DEFAULT_MAX_BYTES)} limit). "
-                "Use the read tool with an offset for the rest.]"
-            )
-            out.notes.append(note)
-            text = cut.content + "\n" + note
-        parts.append(f'<file name="{name}">\n{text}\n</file>')
+        try:
+            parts.append(_attach(name, cwd, model, out))
+        except AttachmentError:
+            raise
+        except OSError as exc:  # unreadable, a name too long, a special file...
+            raise AttachmentError(f"{_at(name)}: cannot read it ({exc.strerror or type(exc).__name__})") from None
+        except ValueError as exc:  # an embedded NUL byte in the name
+            raise AttachmentError(f"{_at(name)}: not a usable file name ({exc})") from None
     out.text = "\n".join(parts)
     return out
+
+
+def _attach(name: str, cwd: str, model: Any, out: Attachments) -> str:
+    """One ``@name`` as a text block (images go to ``out.images``, notes to ``out.notes``)."""
+    from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+
+    path = Path(os.path.expanduser(name))
+    if not path.is_absolute():
+        path = Path(cwd) / path
+    if path.is_dir():
+        return _listing(name, path)
+    if not path.exists():
+        raise AttachmentError(f"{_at(name)}: no such file or folder (looked in {_shown(str(path.parent))})")
+    if not path.is_file():
+        raise AttachmentError(f"{_at(name)}: not a regular file (a device, socket or pipe cannot be attached)")
+    size = path.stat().st_size
+    if size > MAX_ATTACHMENT_BYTES:
+        raise AttachmentError(
+            f"{_at(name)}: {format_size(size)} is too large to attach (limit {format_size(MAX_ATTACHMENT_BYTES)}); "
+            "ask the model to read parts of it instead"
+        )
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime:
+        if model is not None and "image" not in (getattr(model, "input", None) or ["text"]):
+            raise AttachmentError(
+                f"{_at(name)} is an image, but {model.provider}/{model.id} does not accept images; "
+                "pick a model with image input (wolli --list-models shows which) or leave the image out"
+            )
+        out.images.append(_image(path, mime, name, out.notes))
+        return f'<file name="{name}">(image attached)</file>'
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise AttachmentError(f"{_at(name)}: binary file; only text files, images and folders can be attached")
+    text = data.decode("utf-8", "replace")
+    cut = truncate_head(text)
+    if cut.truncated:
+        note = (
+            f"[{_at(name)} is {format_size(size)} and {cut.total_lines} lines; attached the first "
+            f"{cut.output_lines} lines ({DEFAULT_MAX_LINES} lines / {format_size(DEFAULT_MAX_BYTES)} limit). "
+            "Use the read tool with an offset for the rest.]"
+        )
+        out.notes.append(note)
+        text = cut.content + "\n" + note
+    return f'<file name="{name}">\n{text}\n</file>'
+
+
+def _shown(text: str) -> str:
+    """A name as shown in a one-line message: quoted when it holds control characters."""
+    return text if text.isprintable() else repr(text)
+
+
+def _at(name: str) -> str:
+    return "@" + _shown(name)
 
 
 def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
@@ -89,9 +110,9 @@ def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
 
     prepared = prepare_image(path.read_bytes(), mime)
     if prepared.data is None:
-        raise AttachmentError(f"@{name}: {prepared.note}")
+        raise AttachmentError(f"{_at(name)}: {prepared.note}")
     if prepared.note:
-        notes.append(f"@{name}: {prepared.note}")
+        notes.append(f"{_at(name)}: {prepared.note}")
     return ImageContent(data=base64.b64encode(prepared.data).decode("ascii"), mime_type=prepared.mime_type)
 
 
@@ -99,7 +120,7 @@ def _listing(name: str, folder: Path) -> str:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        raise AttachmentError(f"@{name}: cannot list the folder: {exc.strerror or exc}") from None
+        raise AttachmentError(f"{_at(name)}: cannot list the folder: {exc.strerror or exc}") from None
     lines = [f"{e.name}/" if e.is_dir(follow_symlinks=False) else e.name for e in entries[:MAX_LISTING_ENTRIES]]
     if len(entries) > MAX_LISTING_ENTRIES:
         lines.append(f"[{len(entries) - MAX_LISTING_ENTRIES} more entries not shown]")
