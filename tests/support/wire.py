@@ -1,17 +1,16 @@
-"""Access to the recorded provider streams in ``shared/fixtures/wire``.
+"""Access to the recorded provider streams in ``tests/fixtures/wire``.
 
-The folder lives beside the repository (``../shared``); ``WOLLI_WIRE_FIXTURES`` overrides
-the location. Tests glob it, so recordings added later are replayed too.
+Real responses of each provider API, recorded once and kept in the repository so a fresh
+clone tests the same bytes (``wire.md`` there describes the formats, ``sources.md`` where
+each recording came from). Tests glob the folders, so recordings added later are replayed too.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-WIRE_DIR = Path(os.environ.get("WOLLI_WIRE_FIXTURES", REPO.parent / "shared" / "fixtures" / "wire"))
+WIRE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
 
 
 def wire_path(*parts: str) -> Path:
