@@ -226,3 +226,43 @@ def test_json_mode_reports_retries_as_events(project, loopback, local_model, wol
     [end] = [e for e in events if e["type"] == "auto_retry_end"]
     assert end == {"type": "auto_retry_end", "success": True, "attempt": 1}
     assert session_files(wolli_home)
+
+
+def test_a_broken_models_json_is_named_with_its_line_not_called_missing(project, wolli_home):
+    (wolli_home / "models.json").write_text('{"providers": {\n  "local": {"baseUrl": "http://x",, }}}')
+    result = wolli(["-p", *MODEL, "hello"], project)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (f"wolli: {wolli_home / 'models.json'}:2:35: not valid JSON (Expecting property name "
+                        "enclosed in double quotes); using the built-in models only until it is fixed")
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unknown_api_names_the_field_line_and_the_nearest_api(project, wolli_home):
+    (wolli_home / "models.json").write_text(
+        '{"providers": {\n  "local": {\n    "baseUrl": "http://x",\n    "api": "openai-chat",\n'
+        '    "models": [{"id": "local-model"}]\n  }\n}}'
+    )
+    result = wolli(["-p", *MODEL, "hello"], project)
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"wolli: {wolli_home / 'models.json'}:4: providers.local.api: unknown api 'openai-chat'")
+    assert "did you mean 'openai-completions'?" in first
+
+
+def test_broken_settings_auth_and_keybindings_are_warnings_and_the_run_goes_on(
+    project, loopback, local_model, wolli_home
+):
+    (wolli_home / "settings.json").write_text('{\n  "retry": {"maxRetries": "three"}\n}')
+    (wolli_home / "auth.json").write_text('{"anthropic": ')
+    (wolli_home / "keybindings.json").write_text('{"sbumit": "enter"}')
+    loopback.push(text_answer("fine"))
+    result = wolli(["-p", *MODEL, "hello"], project)
+    assert (result.returncode, result.stdout) == (0, "fine\n"), result.stderr
+    assert result.stderr.splitlines() == [
+        f'wolli: {wolli_home / "settings.json"}:2: retry.maxRetries: expected a whole number, got "three"; '
+        "using the default",
+        f"wolli: {wolli_home / 'auth.json'}:1:15: not valid JSON (Expecting value); stored keys are ignored until "
+        "the file is fixed",
+        f"wolli: {wolli_home / 'keybindings.json'}:1: sbumit: unknown action; did you mean 'submit'?",
+    ]

@@ -256,7 +256,7 @@ def test_malformed_auth_json_reports_and_acts_empty(wolli_home, monkeypatch):
     assert auth.get_api_key("anthropic") == "sk-env"
     assert auth.list_providers() == []
     assert auth.load_error is not None
-    assert "invalid JSON" in auth.load_error and str(path) in auth.load_error
+    assert "not valid JSON" in auth.load_error and f"{path}:1:" in auth.load_error
 
 
 def test_writing_refuses_to_clobber_a_malformed_file(wolli_home):

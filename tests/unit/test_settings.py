@@ -72,7 +72,7 @@ def test_each_agent_has_its_own_file() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"theme": "light",}', "not valid JSON (line 1"),
+        ('{"theme": "light",}', "settings.json:1:19: not valid JSON ("),
         ("[1, 2]", "must hold a JSON object"),
         ("\ufffe\x00garbage", "not valid JSON"),
     ],
@@ -300,3 +300,18 @@ def test_docs_describe_every_default_key() -> None:
 
     missing = [k for k in keys("", DEFAULTS) if k not in documented]
     assert missing == []
+
+
+def test_a_setting_of_the_wrong_type_is_reported_with_its_line_and_the_default_applies() -> None:
+    put(global_file(), '{\n  "theme": "light",\n  "retry": {\n    "maxRetries": "three"\n  },\n'
+                       '  "defaultThinkingLevel": "extreme",\n  "quietStartup": 1\n}')
+    settings = Settings()
+    assert settings.get("retry.maxRetries") == 3 and settings.get("theme") == "light"
+    assert settings.get("defaultThinkingLevel") == "medium" and settings.get("quietStartup") is False
+    where = str(global_file())
+    assert settings.errors == [
+        f'{where}:4: retry.maxRetries: expected a whole number, got "three"; using the default',
+        f'{where}:6: defaultThinkingLevel: "extreme" is not one of off, minimal, low, medium, high, xhigh; '
+        "using the default",
+        f"{where}:7: quietStartup: expected true or false, got 1; using the default",
+    ]

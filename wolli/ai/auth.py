@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..config.errors import json_syntax_error
 from ..config.paths import auth_path
 from .env_keys import env_var_for, get_env_api_key
 
@@ -176,10 +177,7 @@ class AuthStorage:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            return {}, (
-                f"{self.path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
-                "stored keys are ignored until the file is fixed"
-            )
+            return {}, json_syntax_error(self.path, exc, "stored keys are ignored until the file is fixed")
         if not isinstance(data, dict):
             return {}, f"{self.path}: expected a JSON object mapping provider names to keys; ignoring it"
         bad = sorted(name for name, entry in data.items() if _entry_value(entry) is None)
@@ -190,6 +188,12 @@ class AuthStorage:
                 'string or {"type": "api_key", "key": "..."}'
             )
         return data, problem
+
+    @property
+    def errors(self) -> list[str]:
+        """Problems with auth.json (read now if it was not yet): one line each, naming the file."""
+        self._current()
+        return [self.load_error] if self.load_error else []
 
     def list_providers(self) -> list[str]:
         """Providers with a usable entry in auth.json."""

@@ -21,6 +21,7 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
 from .auth import AuthStorage
 from .stream import known_apis, register_api, unregister_api
@@ -121,11 +122,12 @@ class ModelRegistry:
         self._models = list(models.values())
         self._index = {(p.lower(), i.lower()): m for (p, i), m in models.items()}
         self._providers = providers
-        self._errors = errors
+        self._errors = [self._with_line(e) for e in errors]
         self._built = True
 
     def _read_models_json(self, errors: list[str]) -> list[ProviderConfig]:
         path = self.models_path
+        self._models_json_text: str | None = None
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -138,10 +140,7 @@ class ModelRegistry:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            errors.append(
-                f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
-                "using the built-in models only"
-            )
+            errors.append(json_syntax_error(path, exc, "using the built-in models only until it is fixed"))
             return []
         if not isinstance(data, dict) or not isinstance(data.get("providers", {}), dict):
             errors.append(f'{path}: expected {{"providers": {{"<name>": {{...}}}}}}; using the built-in models only')
@@ -155,7 +154,18 @@ class ModelRegistry:
                 configs.append(_parse_provider(name, entry, "models.json", errors, f"{path}: providers.{name}"))
             except ValueError as exc:
                 errors.append(str(exc))
+        self._models_json_text = text  # to put line numbers on the problems found later
         return configs
+
+    def _with_line(self, error: str) -> str:
+        """``<path>: providers.x.api: ...`` -> ``<path>:<line>: providers.x.api: ...``."""
+        prefix = f"{self.models_path}: "
+        text = self._models_json_text
+        if text is None or not error.startswith(prefix):
+            return error
+        rest = error[len(prefix):]
+        line = locate(text, rest.split(":", 1)[0])
+        return f"{self.models_path}:{line}: {rest}" if line else error
 
     def _apply(
         self,
@@ -174,7 +184,8 @@ class ModelRegistry:
             errors.append(f"{where}: defines no models and is not a built-in provider ({known}); add a \"models\" list")
             return
         if cfg.api and cfg.stream is None and cfg.api not in known_apis():
-            errors.append(f"{where}: {_unknown_api_message(cfg.api)}")
+            errors.append(f"{where}.api: {_unknown_api_message(cfg.api)}; provider skipped")
+            return
         previous = providers.get(cfg.name)
         merged = replace(previous) if previous else ProviderConfig(name=cfg.name, source=cfg.source)
         for attr in ("base_url", "api", "api_key", "stream"):

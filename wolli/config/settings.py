@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import paths
+from .errors import config_error, json_syntax_error, locate
 
 Target = Literal["agent", "global"]
 TARGETS = ("agent", "global")
@@ -64,20 +65,73 @@ def read_json_file(path: Path, errors: list[str]) -> dict[str, Any]:
         text = path.read_text("utf-8")
     except FileNotFoundError:
         return {}
-    except OSError as exc:
-        errors.append(f"Could not read {path}: {exc}")
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(config_error(path, f"Could not read it ({exc})", hint="ignoring it"))
         return {}
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        errors.append(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); ignoring it.")
+        errors.append(json_syntax_error(path, exc, "ignoring the whole file until it is fixed"))
         return {}
     if not isinstance(data, dict):
-        errors.append(f"{path} must hold a JSON object; ignoring it.")
+        errors.append(config_error(path, "must hold a JSON object", line=1, hint="ignoring it"))
         return {}
+    errors.extend(drop_invalid(data, path, text))
     return data
+
+
+# What each setting must be, beside DEFAULTS: a JSON type, or the allowed values.
+SCHEMA: dict[str, Any] = {
+    "defaultProvider": str,
+    "defaultModel": str,
+    "defaultThinkingLevel": ("off", "minimal", "low", "medium", "high", "xhigh"),
+    "steeringMode": ("one-at-a-time", "all"),
+    "followUpMode": ("one-at-a-time", "all"),
+    "toolExecution": ("parallel", "sequential"),
+    "theme": str,
+    "shellPath": str,
+    "quietStartup": bool,
+    "compaction": {"enabled": bool, "reserveTokens": int, "keepRecentTokens": int},
+    "retry": {"enabled": bool, "maxRetries": int, "baseDelayMs": int, "maxDelayMs": int},
+    "extensions": list,
+    "skills": list,
+    "prompts": list,
+    "customTools": list,
+    "enabledModels": list,
+    "hideThinkingBlock": bool,
+}
+_TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
+
+
+def drop_invalid(data: dict[str, Any], path: Path, text: str, schema: dict[str, Any] = SCHEMA, prefix: str = "") -> list[str]:
+    """Remove values of known settings that have the wrong type (the default applies
+    instead) and say so, naming the line. Unknown keys are kept: extensions read their own."""
+    errors: list[str] = []
+    for key in list(data):
+        expected = schema.get(key)
+        if expected is None:
+            continue
+        value = data[key]
+        field = prefix + key
+        if isinstance(expected, dict):
+            if isinstance(value, dict):
+                errors += drop_invalid(value, path, text, expected, field + ".")
+                continue
+            problem = f"expected an object, got {json.dumps(value)}"
+        elif isinstance(expected, tuple):
+            if value in expected or value is None:
+                continue
+            problem = f"{json.dumps(value)} is not one of {', '.join(expected)}"
+        else:
+            wrong_bool = expected is int and isinstance(value, bool)
+            if value is None or (isinstance(value, expected) and not wrong_bool):
+                continue
+            problem = f"expected {_TYPE_NAMES[expected]}, got {json.dumps(value)}"
+        del data[key]
+        errors.append(config_error(path, problem, line=locate(text, field), field=field, hint="using the default"))
+    return errors
 
 
 def write_json_atomic(path: Path, data: Any, mode: int | None = None) -> None:

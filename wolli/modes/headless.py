@@ -123,6 +123,8 @@ def run_sync(main: Any) -> int:
     try:
         return asyncio.run(main)
     except StartupError as exc:
+        for warning in exc.warnings:
+            print(f"wolli: {warning}", file=sys.stderr)
         print(f"wolli: {exc}", file=sys.stderr)
         return exc.exit_code
     except (KeyboardInterrupt, asyncio.CancelledError):

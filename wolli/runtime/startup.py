@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ai.types import ImageContent, Model, ThinkingLevel
+from ..config import paths
 from .attachments import AttachmentError, read_attachments
 from .host import AgentHost
 from .options import SessionOptions
@@ -29,9 +30,13 @@ FAILURE = 1
 
 
 class StartupError(Exception):
+    """Start-up cannot go on. ``warnings`` are the configuration problems found before it,
+    shown first: they often explain the failure (a broken models.json, then "no model")."""
+
     def __init__(self, message: str, exit_code: int = FAILURE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.warnings: list[str] = []
 
 
 @dataclass
@@ -85,11 +90,13 @@ def make_host(request: StartupRequest, *, ui: Any = None) -> tuple[AgentHost, li
         host = AgentHost(request.agent, mode=request.mode, ui=ui)
     except ValueError as exc:  # an invalid --agent name
         raise StartupError(f"--agent: {exc}", USAGE) from None
+    from ..config.keybindings import load_keybindings
+
     warnings = [str(e) for e in host.settings.errors]
     registry = host.model_registry
-    warnings += [str(e) for e in getattr(registry, "load_errors", [])]
-    auth = getattr(registry, "auth", None)
-    warnings += [str(e) for e in getattr(auth, "errors", [])]
+    warnings += [str(e) for e in registry.load_errors]
+    warnings += [str(e) for e in registry.auth.errors]
+    warnings += load_keybindings(paths.keybindings_path())[1]
     return host, warnings
 
 
@@ -179,6 +186,21 @@ async def start(
     ``before_start(session)`` runs just before ``session_start`` (json mode writes the
     session header there)."""
     host, warnings = make_host(request, ui=ui)
+    try:
+        return await _start(host, warnings, request, observers, registered_flags, before_start)
+    except StartupError as exc:
+        exc.warnings = warnings
+        raise
+
+
+async def _start(
+    host: AgentHost,
+    warnings: list[str],
+    request: StartupRequest,
+    observers: list[Callable[[Any], Any]] | None,
+    registered_flags: dict[str, Any] | None,
+    before_start: Callable[[AgentSession], Any] | None,
+) -> Startup:
     flags = check_options(request, registered_flags or {})
     model, model_level = resolve_model(host, request)
     if request.api_key:
