@@ -651,24 +651,34 @@ def test_a_tool_call_cut_by_the_output_limit_is_not_run(api, project, providers)
 
 
 def read_events_until(process: subprocess.Popen[str], wanted: str, timeout: float = 15.0) -> list[dict[str, Any]]:
-    """JSON events from a running ``--mode json`` process, up to the first of type ``wanted``."""
+    """JSON events from a running ``--mode json`` process, up to the first of type ``wanted``.
+
+    Reads the raw file descriptor: a buffered ``readline`` after ``select`` would leave lines
+    that arrived together in Python's buffer, where ``select`` cannot see them. A line cut at
+    the end of the read that found ``wanted`` is lost to later readers.
+    """
+    import os
     import selectors
 
     events: list[dict[str, Any]] = []
+    pending = b""
     deadline = time.monotonic() + timeout
     assert process.stdout is not None
+    fd = process.stdout.fileno()
     with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(fd, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not selector.select(remaining):
                 raise TimeoutError(f"no {wanted} event; got {[e['type'] for e in events]}")
-            line = process.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 raise AssertionError(f"wolli ended before {wanted}: {[e['type'] for e in events]}")
-            events.append(json.loads(line))
-            if events[-1]["type"] == wanted:
-                return events
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            events += [json.loads(line) for line in lines]
+            if any(e["type"] == wanted for e in events):
+                return events  # with any whole lines that came in the same read
 
 
 @pytest.mark.parametrize("api", [ANTHROPIC, RESPONSES])
