@@ -191,7 +191,7 @@ def test_set_api_key_writes_0600_even_with_a_permissive_umask(wolli_home):
     path = wolli_home / "auth.json"
     assert mode_of(path) == 0o600
     assert json.loads(path.read_text()) == {"openai": {"type": "api_key", "key": "sk-new"}}
-    assert [p.name for p in wolli_home.iterdir()] == ["auth.json"]  # no temp files left
+    assert sorted(p.name for p in wolli_home.iterdir()) == ["auth.json", "auth.json.lock"]  # no temp files left
 
 
 def test_set_api_key_creates_the_home_and_keeps_other_entries(tmp_path):

@@ -122,7 +122,7 @@ def test_update_writes_the_agent_file_by_default() -> None:
     assert settings.get("compaction.reserveTokens") == 5
     assert settings.get("compaction.enabled") is True
     assert Settings().get("theme") == "mono"  # a fresh reader sees it
-    leftovers = [p.name for p in agent_file().parent.iterdir() if p.name != "settings.json"]
+    leftovers = [p.name for p in agent_file().parent.iterdir() if p.name not in ("settings.json", "settings.json.lock")]
     assert leftovers == []  # written through a temporary file that was renamed away
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.errors import json_syntax_error
+from ..config.file_lock import locked
 from ..config.paths import auth_path
 from .env_keys import env_var_for, get_env_api_key
 
@@ -271,14 +272,14 @@ class AuthStorage:
             raise ValueError("provider name must be a non-empty string")
         if not isinstance(key, str) or not key.strip():
             raise ValueError(f"the key for '{provider}' must be a non-empty string")
-        with self._lock:
+        with self._lock, locked(self.path, dir_mode=0o700):  # threads, then other processes
             data = self._writable_data()
             data[provider.strip()] = {"type": "api_key", "key": key.strip()}
             self._write(data)
 
     def remove(self, provider: str) -> bool:
         """Delete ``provider``'s entry; returns whether there was one."""
-        with self._lock:
+        with self._lock, locked(self.path, dir_mode=0o700):
             data = self._writable_data()
             if provider not in data:
                 return False

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from . import paths
 from .errors import config_error, json_syntax_error, locate
+from .file_lock import locked
 
 Target = Literal["agent", "global"]
 TARGETS = ("agent", "global")
@@ -60,7 +61,9 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def read_json_file(path: Path, errors: list[str]) -> dict[str, Any]:
+def read_json_file(path: Path, errors: list[str], *, validate: bool = True) -> dict[str, Any]:
+    """The object in ``path`` ({} when missing or broken; problems go to ``errors``).
+    ``validate`` drops known settings of the wrong type (reading, not rewriting, a file)."""
     try:
         text = path.read_text("utf-8")
     except FileNotFoundError:
@@ -78,7 +81,8 @@ def read_json_file(path: Path, errors: list[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         errors.append(config_error(path, "must hold a JSON object", line=1, hint="ignoring it"))
         return {}
-    errors.extend(drop_invalid(data, path, text))
+    if validate:
+        errors.extend(drop_invalid(data, path, text))
     return data
 
 
@@ -216,13 +220,16 @@ class Settings:
         if self._merged != before:
             self._notify()
 
-    def _current_file(self, target: str) -> tuple[Path, dict[str, Any]]:
-        """The target file as it is on disk now (another process may have written it)."""
+    def _path_of(self, target: str) -> Path:
         if target not in TARGETS:
             raise SettingsError(f"unknown settings target {target!r}; use 'agent' or 'global'")
-        path = self.agent_path if target == "agent" else self.global_path
+        return self.agent_path if target == "agent" else self.global_path
+
+    def _current_file(self, target: str) -> tuple[Path, dict[str, Any]]:
+        """The target file as it is on disk now (another process may have written it)."""
+        path = self._path_of(target)
         problems: list[str] = []
-        data = read_json_file(path, problems)
+        data = read_json_file(path, problems, validate=False)  # rewrite what the user wrote
         if problems:
             raise SettingsError(f"{problems[0]} Fix or remove the file before changing settings; it was left as it is.")
         return path, data
@@ -240,21 +247,23 @@ class Settings:
         """Deep-merge ``partial`` into one file (``"agent"`` or ``"global"``) and save it."""
         if not isinstance(partial, dict):
             raise SettingsError(f"settings updates are objects, got {type(partial).__name__}")
-        path, current = self._current_file(target)
-        self._store(target, path, deep_merge(current, partial))
+        with locked(self._path_of(target)):  # re-read and replace as one step among processes
+            path, current = self._current_file(target)
+            self._store(target, path, deep_merge(current, partial))
 
     def delete(self, key: str, target: Target = "agent") -> None:
         """Remove a (dotted) key from one file; a key that is not there is a no-op."""
-        path, current = self._current_file(target)
-        node: Any = current
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.get(part) if isinstance(node, dict) else None
-            if node is None:
-                return
-        if isinstance(node, dict) and parts[-1] in node:
-            del node[parts[-1]]
-            self._store(target, path, current)
+        with locked(self._path_of(target)):
+            path, current = self._current_file(target)
+            node: Any = current
+            parts = key.split(".")
+            for part in parts[:-1]:
+                node = node.get(part) if isinstance(node, dict) else None
+                if node is None:
+                    return
+            if isinstance(node, dict) and parts[-1] in node:
+                del node[parts[-1]]
+                self._store(target, path, current)
 
     def subscribe(self, callback: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
         """Call ``callback(merged_settings)`` after every change; returns the unsubscribe."""
