@@ -266,3 +266,21 @@ def test_broken_settings_auth_and_keybindings_are_warnings_and_the_run_goes_on(
         "the file is fixed",
         f"wolli: {wolli_home / 'keybindings.json'}:1: sbumit: unknown action; did you mean 'submit'?",
     ]
+
+
+def test_a_damaged_session_line_is_one_warning_with_file_and_line_and_the_rest_loads(
+    project, loopback, local_model, wolli_home
+):
+    loopback.push(text_answer("first answer"), text_answer("second answer"))
+    assert wolli(["-p", *MODEL, "hello"], project).returncode == 0
+    [session] = session_files(wolli_home)
+    lines = session.read_text().splitlines()
+    session.write_text("\n".join([*lines, '{"type":"message", "id": oops', ""]))
+    result = wolli(["-p", "-c", *MODEL, "again"], project)
+    assert (result.returncode, result.stdout) == (0, "second answer\n"), result.stderr
+    warning = f"wolli: {session}:{len(lines) + 1}: not valid JSON"
+    assert [line for line in result.stderr.splitlines() if line.startswith("wolli: ")] == [
+        line for line in result.stderr.splitlines() if line.startswith(warning)
+    ] and result.stderr.count(warning) == 1, result.stderr
+    sent = json.dumps(loopback.requests[1].json["messages"])
+    assert "hello" in sent and "first answer" in sent

@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from wolli.agent.messages import parse_agent_message
 from wolli.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from wolli.session import store
-from wolli.session.entries import LabelEntry, MessageEntry, SessionInfoEntry, TagsEntry, parse_entry
+from wolli.session.entries import (
+    KNOWN_ENTRY_TYPES,
+    LabelEntry,
+    MessageEntry,
+    SessionInfoEntry,
+    TagsEntry,
+    parse_entry,
+)
 from wolli.session.manager import SessionManager
 
 HEADER = '{"type":"session","version":3,"id":"11111111-2222-3333-4444-555555555555","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/proj"}'
@@ -59,7 +66,9 @@ def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], li
     errors: list[str] = []
     duplicates: list[str] = []
     seen: set[str] = set()
+    skipped: dict[str, str | None] = {}  # a skipped line's id -> its parent id
     for number, line in numbered:
+        data = None
         try:
             data = json.loads(line)
             if not isinstance(data, dict):
@@ -67,6 +76,10 @@ def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], li
             entry = parse_entry(data)
         except Exception as exc:
             reason = store._describe(exc)
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                skipped[data["id"]] = data.get("parentId") if isinstance(data.get("parentId"), str) else None
+                if data.get("type") not in KNOWN_ENTRY_TYPES:
+                    reason = f"unknown entry type {data.get('type')!r} skipped (written by a newer Wolli?)"
             if number == torn_number:
                 reason = f"torn last line ignored: {reason}"
             errors.append(f"line {number}: {reason}")
@@ -76,6 +89,11 @@ def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], li
             continue
         seen.add(entry.id)
         entries.append(entry)
+    for entry in entries:  # children of skipped lines hang on the nearest kept ancestor
+        parent, hops = entry.parent_id, 0
+        while parent in skipped and hops <= len(skipped):
+            parent, hops = skipped[parent], hops + 1
+        entry.parent_id = parent
     return header.to_json_dict(), [e.to_json_dict() for e in entries], errors + duplicates
 
 
@@ -289,8 +307,9 @@ def test_one_damaged_line_in_a_long_session_costs_only_that_line(tmp_path):
     assert [e.split(":")[0] for e in manager.load_errors] == ["line 201", "line 300"]
     assert "not valid JSON" in manager.load_errors[0] and "invalid entry" in manager.load_errors[1]
     assert len(manager.get_entries()) == len(lines) - 1 - 2
-    # The leaf's path now starts after the last damaged entry: the lines after it still count.
-    assert len(manager.build_session_context().messages) == len(lines) - 300
+    # The leaf's path starts after the entry whose id was lost with its JSON (line 201); the
+    # skipped line 300 kept its id, so the entries after it hang on its parent instead.
+    assert len(manager.build_session_context().messages) == len(lines) - 201 - 1
 
 
 def test_opening_a_long_session_runs_no_collection(tmp_path, collector_on):

@@ -65,3 +65,22 @@ def test_stop_writing_keeps_the_session_in_memory(tmp_path: Path) -> None:
     manager.stop_writing()
     manager.append_message(UserMessage(content="more"))
     assert path.stat().st_size == size and len(manager.get_entries()) == 3 and manager.writing_stopped
+
+
+def test_an_unknown_entry_is_reported_once_and_its_children_stay_on_the_branch(tmp_path: Path) -> None:
+    import json
+
+    manager = SessionManager.create("/proj", tmp_path)
+    manager.append_message(UserMessage(content="first"))
+    manager.append_message(calling())
+    path = Path(manager.get_session_file())  # type: ignore[arg-type]
+    lines = path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    future = {"type": "hologram", "id": "feedbeef", "parentId": last["id"], "timestamp": last["timestamp"]}
+    child = {**json.loads(lines[1]), "id": "c0ffee00", "parentId": "feedbeef"}
+    child["message"] = {"role": "user", "content": "after the unknown entry", "timestamp": 1}
+    path.write_text("\n".join([*lines, json.dumps(future), json.dumps(child)]) + "\n")
+    reopened = SessionManager.open(path)
+    assert reopened.load_errors == ["line 4: unknown entry type 'hologram' skipped (written by a newer Wolli?)"]
+    texts = [getattr(m, "content", None) for m in reopened.build_session_context().messages]
+    assert texts[0] == "first" and texts[-1] == "after the unknown entry"

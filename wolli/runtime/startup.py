@@ -233,7 +233,7 @@ async def _start(
         session, _ = host.session_from_options(options)
     except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
         raise StartupError(str(exc)) from None
-    warnings += [str(e) for e in session.session_manager.load_errors]
+    warnings += _session_load_warnings(session)
 
     if request.require_model:
         if session.model is None:
@@ -259,6 +259,19 @@ async def _start(
     host.set_active(session)
     await session.start("startup")
     return Startup(host, session, prompts, warnings, flags)
+
+
+def _session_load_warnings(session: AgentSession) -> list[str]:
+    """``line N: what`` from the loader as ``<file>:N: what``, one line each."""
+    where = session.session_file or "session file"
+    out = []
+    for error in session.session_manager.load_errors:
+        number, sep, what = str(error).partition(": ")
+        if sep and number.startswith("line ") and number[5:].isdigit():
+            out.append(f"{where}:{number[5:]}: {what}; the rest of the session loaded")
+        else:
+            out.append(f"{where}: {error}")
+    return out
 
 
 def _no_model_message(host: AgentHost, warnings: list[str]) -> str:

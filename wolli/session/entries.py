@@ -140,6 +140,11 @@ SessionEntry = Annotated[
     Field(discriminator="type"),
 ]
 ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEntry)
+KNOWN_ENTRY_TYPES = frozenset(
+    cls.model_fields["type"].default
+    for cls in (MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, CompactionEntry, BranchSummaryEntry,
+                CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, TagsEntry)
+)
 
 
 def parse_entry(data: dict[str, Any]) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .entries import ENTRY_ADAPTER, SessionHeader, parse_entry
+from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SessionHeader, parse_entry
 
 try:  # POSIX only; on other platforms appends rely on O_APPEND alone.
     import fcntl
@@ -44,6 +44,9 @@ class LoadedSession:
     errors: list[str] = field(default_factory=list)
     bad_lines: list[int] = field(default_factory=list)
     empty: bool = False
+    # id -> parent id of skipped lines whose ids could be read: their children hang on the
+    # skipped line's parent instead, so one unknown entry does not cut the branch below it.
+    skipped_parents: dict[str, str | None] = field(default_factory=dict)
 
 
 def ensure_dir(path: Path) -> None:
@@ -248,10 +251,24 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
                     entries.append(entry)
         pos, number = end + 1, number + 1
     result.errors.extend(duplicates)
+    if result.skipped_parents:
+        _reattach_orphans(result)
+
+
+def _reattach_orphans(result: LoadedSession) -> None:
+    """Children of skipped lines take the nearest surviving ancestor as their parent."""
+    skipped = result.skipped_parents
+    for entry in result.entries:
+        parent, hops = entry.parent_id, 0
+        while parent in skipped and hops <= len(skipped):
+            parent, hops = skipped[parent], hops + 1
+        if parent != entry.parent_id:
+            entry.parent_id = parent
 
 
 def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> Any | None:
     """A line the fast validator refused: parse it step by step, to keep it or say why not."""
+    data: Any = None
     try:
         data = json.loads(line)
         if not isinstance(data, dict):
@@ -259,6 +276,11 @@ def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSe
         return parse_entry(data)
     except Exception as exc:
         reason = _describe(exc)
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            parent = data.get("parentId")
+            result.skipped_parents[data["id"]] = parent if isinstance(parent, str) else None
+            if data.get("type") not in KNOWN_ENTRY_TYPES:
+                reason = f"unknown entry type {data.get('type')!r} skipped (written by a newer Wolli?)"
         if torn:
             reason = f"torn last line ignored: {reason}"
         result.errors.append(f"line {number}: {reason}")
