@@ -30,6 +30,6 @@ def test_a_fresh_clone_collects_without_anything_beside_it(tmp_path: Path) -> No
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     # The project's addopts make this -qq: one "path: count" line per test module.
     counts = [line.rpartition(": ")[2] for line in collected.stdout.splitlines() if line.startswith("tests/")]
-    assert "error" not in collected.stdout.lower()
+    assert "ERROR" not in collected.stdout and "error" not in collected.stdout.splitlines()[-1]
     assert sum(int(c) for c in counts if c.isdigit()) > 500, collected.stdout[-2000:]
     assert (clone / "tests" / "fixtures" / "wire" / "anthropic").is_dir()
