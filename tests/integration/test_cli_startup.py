@@ -284,3 +284,20 @@ def test_a_damaged_session_line_is_one_warning_with_file_and_line_and_the_rest_l
     ] and result.stderr.count(warning) == 1, result.stderr
     sent = json.dumps(loopback.requests[1].json["messages"])
     assert "hello" in sent and "first answer" in sent
+
+
+def test_a_pi_v1_session_is_upgraded_on_load_and_its_history_sent(project, loopback, local_model, tmp_path):
+    old = tmp_path / "pi-v1.jsonl"
+    ts = "2025-01-01T00:00:00.000Z"
+    old.write_text(
+        json.dumps({"type": "session", "id": "old", "timestamp": ts, "cwd": str(project)}) + "\n"
+        + json.dumps({"type": "message", "timestamp": ts, "message": {"role": "user", "content": "remember 42"}})
+        + "\n"
+    )
+    loopback.push(text_answer("noted"))
+    result = wolli(["-p", *MODEL, "--session", str(old), "what number?"], project)
+    assert (result.returncode, result.stdout) == (0, "noted\n"), result.stderr
+    assert f"wolli: {old}: upgraded from format v1 to v3; the original is kept as {old}.v1" in result.stderr
+    assert "remember 42" in json.dumps(loopback.requests[0].json["messages"])
+    header, *entries = [json.loads(line) for line in old.read_text().splitlines()]
+    assert header["version"] == 3 and entries[1]["parentId"] == entries[0]["id"]

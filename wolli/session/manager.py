@@ -122,7 +122,27 @@ class SessionManager:
             manager = cls(loaded.header, target, persisted=True)
             manager.load_errors = loaded.errors
             manager._index_loaded(loaded.entries)
+            if loaded.migrated_from is not None:
+                manager._save_upgraded(loaded.migrated_from)
         return manager
+
+    def _save_upgraded(self, old_version: int) -> None:
+        """Write a file loaded from pi's v1/v2 format back as v3 (see ``migrate``).
+
+        Its entries got ids only now, so later appends would point at parents that are not
+        in the file. If the disk refuses, the session goes on in memory, as after any
+        refused write.
+        """
+        assert self._path is not None
+        lines = [self._header.to_json(), *(entry.to_json() for entry in self._entries)]
+        backup = f"{self._path}.v{old_version}"
+        try:
+            store.rewrite(self._path, lines, keep_original_as=backup)
+        except OSError as exc:
+            self.load_errors.append(f"upgraded from format v{old_version} in memory only (cannot rewrite: {exc})")
+            self.stop_writing()
+            return
+        self.load_errors.append(f"upgraded from format v{old_version} to v3; the original is kept as {backup}")
 
     @classmethod
     def _fresh_at(cls, target: Path, cwd: str | None) -> SessionManager:

@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SessionHeader, parse_entry
+from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
+from .migrate import header_version, migrate
 
 try:  # POSIX only; on other platforms appends rely on O_APPEND alone.
     import fcntl
@@ -47,6 +48,8 @@ class LoadedSession:
     # id -> parent id of skipped lines whose ids could be read: their children hang on the
     # skipped line's parent instead, so one unknown entry does not cut the branch below it.
     skipped_parents: dict[str, str | None] = field(default_factory=dict)
+    # The format version the file was in when it had to be upgraded (pi's v1/v2), else None.
+    migrated_from: int | None = None
 
 
 def ensure_dir(path: Path) -> None:
@@ -114,6 +117,31 @@ def write_new(path: str | os.PathLike[str], lines: list[str]) -> None:
             _unlock(fd)
     finally:
         os.close(fd)
+
+
+def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as: str) -> None:
+    """Replace a session file's contents (a format upgrade), keeping the original beside it.
+
+    The original is hard-linked (copied where links fail) to ``keep_original_as`` first, then
+    the new lines go to a temporary file in the same folder that is renamed over the
+    original, so a crash leaves either the old file or the new one, never half of each.
+    """
+    target = Path(path)
+    backup = Path(keep_original_as)
+    if not backup.exists():
+        try:
+            os.link(target, backup)
+        except OSError:
+            backup.write_bytes(target.read_bytes())
+            os.chmod(backup, FILE_MODE)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(os.fspath(temporary), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        _write_all(fd, _encode(lines))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, target)
 
 
 def _describe(exc: Exception) -> str:
@@ -196,6 +224,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
         return result
     result = LoadedSession(header=header)
     with gc_paused():
+        raw_header = json.loads(header_line)
+        version = header_version(raw_header)
+        if version < SESSION_VERSION:  # pi's v1/v2: upgraded here, rewritten by the manager
+            raw, pos = _migrated(raw, pos, raw_header), 0
+            result.header = SessionHeader.model_validate(raw_header)
+            result.migrated_from = version
         _load_entries(raw, pos, number, result)
     return result
 
@@ -255,6 +289,27 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
         _reattach_orphans(result)
 
 
+def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
+    """The entry lines of a pi v1/v2 file upgraded to v3 (see ``migrate``), line for line.
+
+    Lines that are not JSON objects stay as they are, so the ordinary loader reports them
+    under their own line numbers.
+    """
+    lines = raw[pos:].split(b"\n")
+    objects: list[tuple[int, dict[str, Any]]] = []
+    for index, line in enumerate(lines):
+        try:
+            data = json.loads(line) if line.strip() else None
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            objects.append((index, data))
+    migrate(raw_header, [data for _, data in objects])
+    for index, data in objects:
+        lines[index] = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"\n".join(lines)
+
+
 def _reattach_orphans(result: LoadedSession) -> None:
     """Children of skipped lines take the nearest surviving ancestor as their parent."""
     skipped = result.skipped_parents
@@ -268,21 +323,32 @@ def _reattach_orphans(result: LoadedSession) -> None:
 
 def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> Any | None:
     """A line the fast validator refused: parse it step by step, to keep it or say why not."""
-    data: Any = None
     try:
         data = json.loads(line)
+    except Exception as exc:
+        return _report(None, exc, number, torn, result)
+    return _entry_or_report(data, number, torn, result)
+
+
+def _entry_or_report(data: Any, number: int, torn: bool, result: LoadedSession) -> Any | None:
+    """Validate one parsed line into its entry, or record why it was skipped."""
+    try:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         return parse_entry(data)
     except Exception as exc:
-        reason = _describe(exc)
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            parent = data.get("parentId")
-            result.skipped_parents[data["id"]] = parent if isinstance(parent, str) else None
-            if data.get("type") not in KNOWN_ENTRY_TYPES:
-                reason = f"unknown entry type {data.get('type')!r} skipped (written by a newer Wolli?)"
-        if torn:
-            reason = f"torn last line ignored: {reason}"
-        result.errors.append(f"line {number}: {reason}")
-        result.bad_lines.append(number)
-        return None
+        return _report(data, exc, number, torn, result)
+
+
+def _report(data: Any, exc: Exception, number: int, torn: bool, result: LoadedSession) -> None:
+    """Record a skipped line: its number, why, and (if its id survives) its place in the tree."""
+    reason = _describe(exc)
+    if isinstance(data, dict) and isinstance(data.get("id"), str):
+        parent = data.get("parentId")
+        result.skipped_parents[data["id"]] = parent if isinstance(parent, str) else None
+        if data.get("type") not in KNOWN_ENTRY_TYPES:
+            reason = f"unknown entry type {data.get('type')!r} skipped (written by a newer Wolli?)"
+    if torn:
+        reason = f"torn last line ignored: {reason}"
+    result.errors.append(f"line {number}: {reason}")
+    result.bad_lines.append(number)
