@@ -181,6 +181,22 @@ def test_parse_tool_arguments_strict_then_best_effort():
     assert parse_tool_arguments("garbage") == {}
 
 
+async def test_builder_drops_deltas_for_a_block_already_ended():
+    builder, events = new_builder()
+    text, thinking = builder.text_start("hello"), builder.thinking_start("hmm")
+    call = builder.toolcall_start("c1", "read", '{"path": "a"}')
+    builder.text_end(text)
+    builder.thinking_end(thinking)
+    builder.toolcall_end(call)
+    count = len(events)
+    builder.text_delta(text, " again")  # a repeated event after the block's end
+    builder.thinking_delta(thinking, " more")
+    builder.toolcall_delta(call, "}")
+    assert len(events) == count
+    assert [builder.message.content[0].text, builder.message.content[1].thinking] == ["hello", "hmm"]
+    assert builder.message.content[2].arguments == {"path": "a"}
+
+
 async def test_builder_tool_call_arguments_visible_while_streaming():
     builder, events = new_builder()
     index = builder.toolcall_start("call_1", "write")

@@ -98,6 +98,8 @@ class MessageBuilder:
         self._tool_json: dict[int, list[str]] = {}
         self._tool_len: dict[int, int] = {}
         self._parsed_len: dict[int, int] = {}
+        # Blocks started and not yet ended. Deltas for any other index are dropped: a
+        # repeated or late event must not change a block its end event already reported.
         self._open: set[int] = set()
         self.started = False
 
@@ -128,7 +130,7 @@ class MessageBuilder:
         return index
 
     def text_delta(self, index: int, delta: str) -> None:
-        if not delta or not self._index_ok(index):
+        if not delta or index not in self._open:
             return
         block = self.message.content[index]
         assert isinstance(block, TextContent)
@@ -160,7 +162,7 @@ class MessageBuilder:
         return index
 
     def thinking_delta(self, index: int, delta: str) -> None:
-        if not delta or not self._index_ok(index):
+        if not delta or index not in self._open:
             return
         block = self.message.content[index]
         assert isinstance(block, ThinkingContent)
@@ -202,7 +204,7 @@ class MessageBuilder:
         return index
 
     def toolcall_delta(self, index: int, delta: str) -> None:
-        if not delta or index not in self._tool_json:
+        if not delta or index not in self._open:
             return
         self._tool_json[index].append(delta)
         length = self._tool_len[index] + len(delta)
