@@ -62,8 +62,11 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
 
     A deliberately small YAML subset (plain scalars, also continued on indented lines;
     single- and double-quoted strings; ``>`` folded and ``|`` literal blocks; full-line
-    comments): skills and prompt templates only use flat keys, and a YAML dependency is not
-    worth it. Values come back trimmed. Without a fence the whole text is the body.
+    comments): skills and prompt templates only use flat keys. A real YAML parser (PyYAML)
+    was weighed and left out: it rejects what people actually write in skill files
+    (``description: Use when: the user asks...`` is a YAML error, a plain value may not hold
+    ``": "``), so it would need this lenient reading as a fallback anyway, and it would be a
+    new dependency. Values come back trimmed. Without a fence the whole text is the body.
     """
     if text.startswith("\ufeff"):
         text = text[1:]
