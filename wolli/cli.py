@@ -44,6 +44,8 @@ Agent:
   --no-tools                no tools at all
   --system-prompt TEXT      replace the built-in system prompt opening
   --append-system-prompt TEXT  add text at the end of the system prompt
+  -e, --extension PATH      load an extension file or folder (repeatable)
+  --no-extensions           load no extensions (not even the agent's own)
 
   -v, --version             print the version
   -h, --help                this help
@@ -84,6 +86,8 @@ class CliArgs:
         self.files: list[str] = []
         self.messages: list[str] = []
         self.full_updates = False
+        self.extensions: list[str] = []
+        self.no_extensions = False
         # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
         self.unknown_options: dict[str, str | bool] = {}
 
@@ -110,12 +114,14 @@ _BOOL_FLAGS = {
     "--no-session": "no_session",
     "--no-tools": "no_tools",
     "--full-updates": "full_updates",
+    "--no-extensions": "no_extensions",
     "-v": "version",
     "--version": "version",
     "-h": "help",
     "--help": "help",
 }
-KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, "--list-models", "--export"]
+_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions"}  # repeatable, each takes a value
+KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -139,7 +145,7 @@ def parse_args(argv: list[str]) -> CliArgs:
         name, eq, inline = arg.partition("=")
         if name in _BOOL_FLAGS:
             setattr(args, _BOOL_FLAGS[name], True)
-        elif name in _VALUE_FLAGS:
+        elif name in _VALUE_FLAGS or name in _LIST_FLAGS:
             if eq:
                 value = inline
             elif i < len(argv):
@@ -147,7 +153,10 @@ def parse_args(argv: list[str]) -> CliArgs:
                 i += 1
             else:
                 raise UsageError(f"{name} needs a value")
-            setattr(args, _VALUE_FLAGS[name], value)
+            if name in _LIST_FLAGS:
+                getattr(args, _LIST_FLAGS[name]).append(value)
+            else:
+                setattr(args, _VALUE_FLAGS[name], value)
         elif name == "--list-models":
             if eq:
                 args.list_models = inline
@@ -211,6 +220,8 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
         stdin_text=read_piped_stdin() if mode == "print" else "",
         unknown_options=dict(args.unknown_options),
         known_options=list(KNOWN_OPTIONS),
+        extension_paths=list(args.extensions),
+        no_extensions=args.no_extensions,
         require_model=mode in ("print", "json"),
         require_prompt=mode in ("print", "json"),
     )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent.tool import ToolDefinition
 from ..config import paths
 from ..config.settings import Settings
+from ..extensions.runtime import ExtensionRuntime
 from ..tools.environment import Environment, create_host_environment
 from .events import SessionShutdownEvent, ShutdownReason, StartReason
 from .handle import NewSessionResult, SessionHandle
@@ -89,11 +90,17 @@ class AgentHost:
         self.mode = mode
         self.ui = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
-        # Extension commands by invocation name (``review``, ``review:2``); filled by the
-        # extension runtime. Each has ``async run(args, ctx)`` and ``description``.
-        self.commands: dict[str, Any] = {}
-        # Tools registered by extensions, added to every session's built-in tools.
-        self.extra_tools: list[ToolDefinition] = []
+        # Extensions are loaded once per host (start-up) and re-imported only on reload.
+        self.extensions = ExtensionRuntime(self)
+        # Live views of what extensions registered (the registry updates them in place):
+        # commands by invocation name (``review``, ``review:2``), each with ``async
+        # run(args, ctx)`` and ``description``; tools added to every session's built-ins;
+        # system prompt sections.
+        self.commands: dict[str, Any] = self.extensions.commands
+        self.extra_tools: list[ToolDefinition] = self.extensions.tools
+        self.prompt_sections: list[Any] = self.extensions.registry.prompt_sections
+        # Set by ``wolli.shutdown()``: the TUI quits once idle; print/json end anyway.
+        self.shutdown_requested = False
         self.resident: dict[str, AgentSession] = {}
         self.active: AgentSession | None = None
         self._active_listeners: list[ActiveListener] = []
@@ -394,9 +401,15 @@ class AgentHost:
         self._environments.clear()
         if self._model_registry is not None:
             self._model_registry.refresh()
+        self.extensions.settings_paths = list(self.settings.get("extensions") or [])
+        await self.extensions.reload(self.active.cwd if self.active else os.getcwd())
         for live in list(self.resident.values()):
             live.refresh_tools()
             await live.start("reload")
+
+    def request_shutdown(self) -> None:
+        """``wolli.shutdown()``: quit once idle (front ends that stay open watch the flag)."""
+        self.shutdown_requested = True
 
     # ------------------------------------------------------------------ the active session
 

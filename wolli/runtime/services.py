@@ -24,6 +24,8 @@ class SessionServices(Protocol):
     # Handlers of every session of the host (extensions load once per host).
     handlers: HandlerRegistry
     mode: str
+    # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
+    prompt_sections: list[Any]
 
     @property
     def model_registry(self) -> ModelRegistry: ...

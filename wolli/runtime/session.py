@@ -50,7 +50,7 @@ from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to
 from .recovery import Recovery, drop_failed, last_assistant
 from .services import SessionServices
 from .settings_view import default_thinking_level
-from .system_prompt import BuildSystemPromptOptions, build_system_prompt
+from .system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
 
 if TYPE_CHECKING:
     from ..session.manager import SessionManager
@@ -363,6 +363,10 @@ class AgentSession:
             append_system_prompt=self._append_system_prompt,
             context_files=list(resources.context_files),
             custom_prompt=self._custom_system_prompt,
+            prompt_sections=[
+                PromptSection(section.title, section.text(), section.order)
+                for section in getattr(self.services, "prompt_sections", [])
+            ],
         )
 
     def _refresh_system_prompt(self) -> None:

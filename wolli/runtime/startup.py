@@ -63,6 +63,9 @@ class StartupRequest:
     unknown_options: dict[str, str | bool] = field(default_factory=dict)
     # Every option the command line knows, for "did you mean" suggestions.
     known_options: list[str] = field(default_factory=list)
+    # ``-e/--extension PATH`` (repeatable) and ``--no-extensions``.
+    extension_paths: list[str] = field(default_factory=list)
+    no_extensions: bool = False
     # Headless modes cannot run without a model and key, nor without a message; the TUI
     # shows how to add a model and waits for input.
     require_model: bool = True
@@ -201,7 +204,15 @@ async def _start(
     registered_flags: dict[str, Any] | None,
     before_start: Callable[[AgentSession], Any] | None,
 ) -> Startup:
-    flags = check_options(request, registered_flags or {})
+    extensions = host.extensions
+    extensions.configure(
+        settings_paths=_settings_paths(host.settings.get("extensions")),
+        cli_paths=request.extension_paths,
+        enabled=not request.no_extensions,
+    )
+    warnings += await extensions.load(request.cwd)
+    flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
+    extensions.set_flag_values(flags)
     model, model_level = resolve_model(host, request)
     if request.api_key:
         if model is None:
@@ -259,6 +270,11 @@ async def _start(
     host.set_active(session)
     await session.start("startup")
     return Startup(host, session, prompts, warnings, flags)
+
+
+def _settings_paths(value: Any) -> list[str]:
+    """settings.json ``extensions``: a list of paths (anything else was reported on load)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def _session_load_warnings(session: AgentSession) -> list[str]:

@@ -1,0 +1,241 @@
+"""The object every ``extension(wolli)`` factory receives: :class:`ExtensionAPI`.
+
+One instance per loaded extension, all sharing one :class:`~.registry.ExtensionRegistry`
+(what was registered, by whom) and the host (sessions, settings, models). Registration works
+during load and later: a tool registered from a handler is usable in the same session at
+once. Agent-global capabilities live here; per-session actions live on ``ctx.session``.
+
+The host is used through a narrow duck-typed surface (``handlers``, ``resident``, ``active``,
+``handle()``, ``settings``, ``model_registry``, session discovery, ``reload()``), because
+``extensions/`` sits below ``runtime/`` in the layers and never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..agent.tool import ToolDefinition
+from .registry import (
+    FLAG_TYPES,
+    CommandHandle,
+    ExtensionRecord,
+    ExtensionRegistry,
+    Flag,
+    RegisteredCommand,
+    Shortcut,
+)
+from .services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
+
+# Events an extension may subscribe to (spec lifecycle); ``on`` warns about any other name.
+KNOWN_EVENTS = frozenset({
+    "session_start", "session_before_compact", "session_compact", "session_shutdown",
+    "session_before_switch", "session_before_fork", "session_before_tree", "session_tree",
+    "before_agent_start", "agent_start", "agent_end", "turn_start", "turn_end",
+    "message_start", "message_update", "message_end",
+    "tool_execution_start", "tool_execution_update", "tool_execution_end", "tool_call", "tool_result",
+    "context", "before_provider_request", "model_select", "thinking_level_select", "user_bash", "input",
+    "auto_retry_start", "auto_retry_end", "run_state",
+})
+TOOL_FIELDS = frozenset({
+    "name", "label", "description", "parameters", "execute", "prompt_snippet", "prompt_guidelines",
+    "prepare_arguments", "render_call", "render_result", "render_shell", "execution",
+})
+
+
+class ExtensionAPI:
+    """``wolli`` inside an extension. Names follow DESIGN.md §4 (the spec in snake_case)."""
+
+    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: Any) -> None:
+        self._registry = registry
+        self._record = record
+        self._host = host
+        self.logger = make_logger(record.name, host.home)
+        self.helpers = Helpers()
+        self.settings = SettingsHandle(host.settings)
+
+    # ------------------------------------------------------------------ events
+
+    def on(self, event: str, handler: Callable[..., Any], *, priority: int = 0) -> Callable[[], None]:
+        """Subscribe ``handler(event, ctx)`` (sync or async); returns an unsubscribe function."""
+        if not callable(handler):
+            raise TypeError(f"wolli.on({event!r}, ...): the handler must be callable")
+        if event not in KNOWN_EVENTS:
+            import difflib
+
+            near = difflib.get_close_matches(event, KNOWN_EVENTS, n=1)
+            self._registry.warn(self._record, f"wolli.on({event!r}): no such event" + (f"; did you mean {near[0]!r}?" if near else ""))
+        remove = self._host.handlers.add(
+            event, handler, owner=self._record.name, rank=self._record.rank, priority=priority
+        )
+        self._record.handlers.append(event)
+        return remove
+
+    @property
+    def events(self) -> EventBus:
+        """The bus extensions talk to each other on (``events.on(name, fn)``, ``events.emit``)."""
+        return self._registry.bus
+
+    # ------------------------------------------------------------------ tools
+
+    def register_tool(self, definition: ToolDefinition | dict[str, Any]) -> ToolDefinition:
+        """Add a tool (or replace one of the same name, built-ins included) for every session."""
+        tool = as_tool(definition, self._record.name)
+        self._registry.add_tool(self._record, tool)
+        for session in list(self._host.resident.values()):
+            session.refresh_tools()
+        return tool
+
+    # ------------------------------------------------------------------ commands, shortcuts, flags
+
+    def register_command(
+        self,
+        name: str,
+        *,
+        handler: Callable[..., Any],
+        description: str = "",
+        get_argument_completions: Callable[[str], Any] | None = None,
+        title: str | None = None,
+        category: str | None = None,
+        availability: str = "enabled",
+    ) -> CommandHandle:
+        """``/name args`` runs ``handler(args, ctx)``; the same name from two extensions
+        becomes ``/name:1`` and ``/name:2`` in load order."""
+        name = str(name).lstrip("/").strip()
+        if not name or any(c.isspace() for c in name):
+            raise ValueError(f"register_command: {name!r} is not a command name (no spaces, not empty)")
+        if not callable(handler):
+            raise TypeError(f"register_command({name!r}): handler must be callable")
+        command = RegisteredCommand(
+            name=name, handler=handler, description=description, owner=self._record.name,
+            get_argument_completions=get_argument_completions, title=title, category=category,
+            availability=availability, rank=self._record.rank,
+        )
+        return self._registry.add_command(self._record, command)
+
+    def register_shortcut(self, key: str, *, handler: Callable[..., Any], description: str = "") -> None:
+        """A key binding for the TUI: ``handler(ctx)`` runs when ``key`` is pressed."""
+        self._registry.add_shortcut(self._record, Shortcut(str(key).lower(), handler, description, self._record.name))
+
+    def register_flag(self, name: str, *, description: str = "", type: str = "boolean", default: Any = None) -> None:
+        """A command-line option ``--name`` (``type`` boolean or string); read it with ``get_flag``."""
+        name = str(name).lstrip("-")
+        if type not in FLAG_TYPES:
+            raise ValueError(f"register_flag({name!r}): type must be one of {', '.join(FLAG_TYPES)}, not {type!r}")
+        self._registry.add_flag(self._record, Flag(name, description, type, default, self._record.name))
+
+    def get_flag(self, name: str) -> Any:
+        """The value given on the command line, else the flag's default (None if unknown)."""
+        return self._registry.flag_value(str(name).lstrip("-"))
+
+    def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
+        self._registry.add_renderer(self._record, custom_type, renderer)
+
+    def register_prompt_section(self, title: str, content: str | Callable[[], str], *, order: int = 0) -> None:
+        """A titled section at the end of the system prompt; lower ``order`` comes first."""
+        self._registry.add_prompt_section(self._record, title, content, order)
+        for session in list(self._host.resident.values()):
+            session.refresh_tools()  # rebuilds the system prompt too
+
+    # ------------------------------------------------------------------ providers
+
+    def register_provider(self, name: str, config: dict[str, Any]) -> None:
+        """Add or override a provider (a models.json entry, plus an optional ``stream``)."""
+        self._host.model_registry.register_provider(name, config)
+        self._record.providers.append(name)
+
+    def unregister_provider(self, name: str) -> bool:
+        removed = self._host.model_registry.unregister_provider(name)
+        if name in self._record.providers:
+            self._record.providers.remove(name)
+        return bool(removed)
+
+    # ------------------------------------------------------------------ agent-global
+
+    @property
+    def cwd(self) -> str:
+        active = self._host.active
+        return active.cwd if active is not None else os.getcwd()
+
+    @property
+    def environments(self) -> Any:
+        return self._host.environment(self.cwd)
+
+    @property
+    def model_registry(self) -> Any:
+        return self._host.model_registry
+
+    @property
+    def mode(self) -> str:
+        return str(self._host.mode)
+
+    @property
+    def active_session(self) -> Any:
+        active = self._host.active
+        return self._host.handle(active) if active is not None else None
+
+    async def exec(
+        self, command: str, args: list[str] | None = None, *, cwd: str | None = None,
+        timeout: float | None = None, signal: Any = None,
+    ) -> ExecResult:
+        """Run a program (no shell when ``args`` is given) and collect its output."""
+        return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
+
+    # ------------------------------------------------------------------ sessions
+
+    def get_session(self, session_id: str) -> Any:
+        found = self._host.get_session(session_id)
+        return self._host.handle(found) if found is not None else None
+
+    async def open_session(self, session_id: str) -> Any:
+        return self._host.handle(await self._host.open_session(session_id))
+
+    async def create_session(self, options: Any = None) -> Any:
+        return self._host.handle(await self._host.create_session(options))
+
+    def list_sessions(self) -> list[Any]:
+        return list(self._host.list_sessions())
+
+    def find_sessions(self, filter: dict[str, str]) -> list[Any]:
+        return list(self._host.find_sessions(filter))
+
+    async def reload(self) -> None:
+        await self._host.reload()
+
+    def shutdown(self) -> None:
+        """Ask Wolli to quit once the agent is idle (print/json modes end anyway)."""
+        self._host.request_shutdown()
+
+    # ------------------------------------------------------------------ integrations
+
+    def register_integration(self, name: str, factory: Callable[..., Any]) -> None:
+        self._registry.add_integration(self._record, name, factory)
+
+    def get_integration(self, name: str, account: str | None = None) -> Any:
+        return self._registry.integration(name, account)
+
+
+def as_tool(definition: ToolDefinition | dict[str, Any], owner: str) -> ToolDefinition:
+    """A tool definition from a ``ToolDefinition`` or a dict of its fields (snake_case)."""
+    if isinstance(definition, ToolDefinition):
+        definition.source = definition.source if definition.source != "builtin" else f"extension:{owner}"
+        return definition
+    if not isinstance(definition, dict):
+        raise TypeError("register_tool takes a dict of tool fields or a ToolDefinition")
+    unknown = set(definition) - TOOL_FIELDS
+    if unknown:
+        import difflib
+
+        key = sorted(unknown)[0]
+        near = difflib.get_close_matches(key, TOOL_FIELDS, n=1)
+        raise ValueError(f"register_tool: unknown field {key!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
+    for required in ("name", "description", "execute"):
+        if not definition.get(required):
+            raise ValueError(f"register_tool: {required!r} is required")
+    if not callable(definition["execute"]):
+        raise TypeError(f"register_tool({definition['name']!r}): execute must be callable")
+    fields = dict(definition)
+    fields.setdefault("parameters", {"type": "object", "properties": {}})
+    fields["prompt_guidelines"] = list(fields.get("prompt_guidelines") or [])
+    return ToolDefinition(**fields, source=f"extension:{owner}")

@@ -1,0 +1,185 @@
+"""Finding extension modules and importing them, fresh, with errors that name file and line.
+
+Where extensions come from, in load order (DESIGN.md §4):
+
+1. the agent home: ``<agent home>/extensions/*.py`` and ``*/__init__.py``, by file name;
+2. the ``extensions`` paths of settings.json, in the order given;
+3. ``-e/--extension PATH`` on the command line, in the order given;
+4. installed packages: the entry-point group ``wolli.extensions``, by entry-point name.
+
+A path given twice (the same file through settings and ``-e``) loads once, at its first
+place. Each module is imported under a private name (``wolli_ext_<n>_<stem>``), so two
+extensions may share a file name and a reload can drop every module it imported, helpers
+inside an extension folder included, and import them again from disk. A folder extension
+may vendor its own dependencies in ``<folder>/deps`` (``pip install --target deps ...``);
+that folder goes on ``sys.path`` before the extension is imported.
+
+Nothing here runs the ``extension(wolli)`` factory; :mod:`.runtime` does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import re
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ENTRY_POINT_GROUP = "wolli.extensions"
+MODULE_PREFIX = "wolli_ext_"
+_counter = itertools.count(1)
+
+
+class ExtensionLoadError(Exception):
+    """An extension that could not be imported or set up; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class ExtensionSource:
+    """Where one extension comes from: a file or folder, or an installed entry point."""
+
+    name: str
+    origin: str  # "agent" | "settings" | "cli" | "package"
+    path: Path | None = None  # the .py file, or the folder's __init__.py
+    entry_point: Any = None  # importlib.metadata.EntryPoint for packages
+
+    @property
+    def label(self) -> str:
+        return str(self.path) if self.path is not None else f"{self.entry_point.value} (package {self.name})"
+
+
+def discover(
+    agent_home: Path,
+    settings_paths: list[str] | None = None,
+    cli_paths: list[str] | None = None,
+    *,
+    cwd: str | Path = ".",
+    packages: bool = True,
+) -> tuple[list[ExtensionSource], list[str]]:
+    """Every extension to load, in load order, and a problem line for each path that is not one."""
+    sources: list[ExtensionSource] = []
+    problems: list[str] = []
+    seen: set[Path] = set()
+
+    def add(path: Path, origin: str) -> None:
+        resolved = path.resolve()
+        if resolved in seen:
+            return
+        seen.add(resolved)
+        name = path.parent.name if path.name == "__init__.py" else path.stem
+        sources.append(ExtensionSource(name=name, origin=origin, path=path))
+
+    folder = agent_home / "extensions"
+    if folder.is_dir():
+        for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+            if entry.name.startswith((".", "_")):
+                continue
+            if entry.is_file() and entry.suffix == ".py":
+                add(entry, "agent")
+            elif entry.is_dir() and (entry / "__init__.py").is_file():
+                add(entry / "__init__.py", "agent")
+    base = Path(cwd)
+    for origin, given in (("settings", settings_paths or []), ("cli", cli_paths or [])):
+        for raw in given:
+            if not isinstance(raw, str) or not raw.strip():
+                problems.append(f"extension path {raw!r} ({origin}): expected a path to a .py file or a folder")
+                continue
+            path = Path(raw).expanduser()
+            path = path if path.is_absolute() else base / path
+            if path.is_dir() and (path / "__init__.py").is_file():
+                add(path / "__init__.py", origin)
+            elif path.is_file() and path.suffix == ".py":
+                add(path, origin)
+            elif path.is_dir():
+                problems.append(f"{path}: not an extension (a folder needs an __init__.py)")
+            else:
+                problems.append(f"{path}: no such extension file" + (" (from settings.json 'extensions')" if origin == "settings" else ""))
+    if packages:
+        sources += _entry_points()
+    return sources, problems
+
+
+def _entry_points() -> list[ExtensionSource]:
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=ENTRY_POINT_GROUP)
+    return [ExtensionSource(name=ep.name, origin="package", entry_point=ep) for ep in sorted(found, key=lambda e: e.name)]
+
+
+def import_source(source: ExtensionSource) -> ModuleType:
+    """Import one extension freshly; raises :class:`ExtensionLoadError` naming file and line."""
+    if source.entry_point is not None:
+        try:
+            loaded = source.entry_point.load()
+        except Exception as exc:
+            raise ExtensionLoadError(f"{source.label}: {_where(exc, None)}") from None
+        if isinstance(loaded, ModuleType):
+            return loaded
+        module = ModuleType(f"{MODULE_PREFIX}pkg_{source.name}")
+        module.extension = loaded  # type: ignore[attr-defined]  # the entry point names the factory
+        return module
+    assert source.path is not None
+    path = source.path
+    is_package = path.name == "__init__.py"
+    folder = path.parent
+    module_name = f"{MODULE_PREFIX}{next(_counter)}_{_identifier(source.name)}"
+    deps = folder / "deps"
+    if is_package and deps.is_dir() and str(deps) not in sys.path:
+        sys.path.insert(0, str(deps))
+    spec = importlib.util.spec_from_file_location(
+        module_name, path, submodule_search_locations=[str(folder)] if is_package else None
+    )
+    if spec is None or spec.loader is None:
+        raise ExtensionLoadError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        forget(module_name)
+        line = exc.lineno or 0
+        raise ExtensionLoadError(f"{exc.filename or path}:{line}: SyntaxError: {exc.msg}") from None
+    except BaseException as exc:  # an import-time crash, SystemExit included, must not end Wolli
+        forget(module_name)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ExtensionLoadError(_where(exc, folder if is_package else path)) from None
+    return module
+
+
+def forget(module_name: str) -> None:
+    """Drop a module and every submodule it imported (a folder's helpers) from the cache."""
+    for name in [n for n in sys.modules if n == module_name or n.startswith(module_name + ".")]:
+        del sys.modules[name]
+
+
+def _where(exc: BaseException, inside: Path | None) -> str:
+    """``file:line: Type: message`` at the deepest frame inside the extension (or the last)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    chosen = frames[-1] if frames else None
+    if inside is not None:
+        base = str(inside)
+        own = [f for f in frames if f.filename == base or f.filename.startswith(base.rstrip("/") + "/")]
+        if own:
+            chosen = own[-1]
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if chosen is None:
+        return f"{inside}: {text}" if inside is not None else text
+    return f"{chosen.filename}:{chosen.lineno}: {text}"
+
+
+def describe_failure(exc: BaseException, source: ExtensionSource) -> str:
+    """A factory (or handler) failure as ``file:line: Type: message``."""
+    if source.path is None:
+        return f"{source.label}: {_where(exc, None)}"
+    inside = source.path.parent if source.path.name == "__init__.py" else source.path
+    return _where(exc, inside)
+
+
+def _identifier(name: str) -> str:
+    cleaned = re.sub(r"\W", "_", name)
+    return cleaned or "ext"

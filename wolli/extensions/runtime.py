@@ -1,0 +1,186 @@
+"""Loading, running and reloading the extensions of one host.
+
+:class:`ExtensionRuntime` imports every extension :mod:`.loader` finds, gives each its own
+:class:`~.api.ExtensionAPI`, and awaits its ``extension(wolli)`` factory (sync or async)
+before the first ``session_start``. A module that does not import, has no ``extension``
+function, or whose factory raises is reported as ``file:line: ...`` and rolled back (its
+handlers and registrations removed); the others load.
+
+``reload()`` forgets every imported module (helpers of folder extensions too), clears the
+registrations and loads everything again from disk. When the new version of an extension
+fails to import but the previous one had loaded, the previous module is set up again, so a
+typo saved mid-edit does not switch a working extension off; the error says so.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .api import ExtensionAPI
+from .loader import (
+    ExtensionLoadError,
+    ExtensionSource,
+    describe_failure,
+    discover,
+    forget,
+    import_source,
+)
+from .registry import ExtensionRecord, ExtensionRegistry
+from .services import EventBus
+
+
+class ExtensionRuntime:
+    def __init__(self, host: Any) -> None:
+        self.host = host
+        self.bus = EventBus(on_error=self._bus_error)
+        self.registry = ExtensionRegistry(self.bus)
+        self.registry.on_warning = lambda record, text: self._report(f"extension {record.name}: {text}")
+        # Where extensions come from (kept for reload).
+        self.settings_paths: list[str] = []
+        self.cli_paths: list[str] = []
+        self.packages = True
+        self.enabled = True
+        # Problems in load order, as one line each ("<file>:<line>: ..."); the modes print them.
+        self.errors: list[str] = []
+        # Called with each new problem line (a TUI notice, a json event); set by the front end.
+        self.on_error: Callable[[str], None] | None = None
+        self._modules: dict[Path | str, ModuleType] = {}  # source key -> last module that loaded
+
+    # ------------------------------------------------------------------ views the host reads
+
+    @property
+    def tools(self) -> list[Any]:
+        return self.registry.tools
+
+    @property
+    def commands(self) -> dict[str, Any]:
+        return self.registry.commands
+
+    @property
+    def flags(self) -> dict[str, Any]:
+        return self.registry.flags
+
+    def set_flag_values(self, values: dict[str, Any]) -> None:
+        self.registry.flag_values.update(values)
+
+    def infos(self) -> list[dict[str, Any]]:
+        """One row per extension for ``/extensions``: what it registered and what went wrong."""
+        return [record.info() for record in self.registry.records]
+
+    # ------------------------------------------------------------------ loading
+
+    def configure(
+        self, *, settings_paths: list[str] | None = None, cli_paths: list[str] | None = None,
+        packages: bool = True, enabled: bool = True,
+    ) -> None:
+        self.settings_paths = list(settings_paths or [])
+        self.cli_paths = list(cli_paths or [])
+        self.packages = packages
+        self.enabled = enabled
+
+    async def load(self, cwd: str = ".") -> list[str]:
+        """Load every extension; returns the problems found (also kept in ``errors``)."""
+        self.errors = []
+        if not self.enabled:
+            return []
+        sources, problems = discover(
+            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages
+        )
+        for problem in problems:
+            self._report(problem)
+        for rank, source in enumerate(sources):
+            await self._load_one(source, rank, reloading=False)
+        return list(self.errors)
+
+    async def reload(self, cwd: str = ".") -> list[str]:
+        """Forget every registration and module, then load everything again from disk."""
+        for record in self.registry.records:
+            self.host.handlers.remove_owner(record.name)
+            if record.module_name:
+                forget(record.module_name)
+        for name in [p for r in self.registry.records for p in r.providers]:
+            self.host.model_registry.unregister_provider(name)
+        self.registry.clear()
+        self.bus.clear()
+        self.errors = []
+        if not self.enabled:
+            return []
+        sources, problems = discover(
+            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages
+        )
+        for problem in problems:
+            self._report(problem)
+        for rank, source in enumerate(sources):
+            await self._load_one(source, rank, reloading=True)
+        return list(self.errors)
+
+    async def _load_one(self, source: ExtensionSource, rank: int, *, reloading: bool) -> None:
+        record = ExtensionRecord(name=self._unique_name(source.name), source=source, rank=rank)
+        self.registry.records.append(record)
+        key: Path | str = source.path if source.path is not None else f"package:{source.name}"
+        try:
+            module = import_source(source)
+        except ExtensionLoadError as exc:
+            previous = self._modules.get(key) if reloading else None
+            if previous is None:
+                self._fail(record, str(exc))
+                return
+            record.warnings.append(f"the new version failed to load ({exc}); the previous version keeps running")
+            self._report(f"{exc}; the previous version of {record.name} keeps running")
+            module = previous
+        record.module_name = module.__name__
+        factory = getattr(module, "extension", None)
+        if not callable(factory):
+            where = source.path if source.path is not None else source.label
+            self._fail(record, f"{where}: no extension(wolli) function (define `def extension(wolli): ...`)")
+            forget(module.__name__)
+            return
+        api = ExtensionAPI(self.registry, record, self.host)
+        try:
+            result = factory(api)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self._fail(record, describe_failure(exc, source))
+            return
+        record.status = "loaded"
+        self._modules[key] = module
+
+    def _fail(self, record: ExtensionRecord, message: str) -> None:
+        """Report a failed extension and take back everything it registered."""
+        record.status = "failed"
+        record.errors.append(message)
+        self._report(message)
+        self.host.handlers.remove_owner(record.name)
+        registry = self.registry
+        registry.tools[:] = [t for t in registry.tools if t.source != f"extension:{record.name}"]
+        for command in [c for c in registry.commands.values() if c.owner == record.name]:
+            registry.remove_command(command)
+        for key in [k for k, s in registry.shortcuts.items() if s.owner == record.name]:
+            del registry.shortcuts[key]
+        for name in [n for n, f in registry.flags.items() if f.owner == record.name]:
+            del registry.flags[name]
+        registry.prompt_sections[:] = [s for s in registry.prompt_sections if s.owner != record.name]
+        for name in record.providers:
+            self.host.model_registry.unregister_provider(name)
+
+    def _unique_name(self, name: str) -> str:
+        taken = {r.name for r in self.registry.records}
+        if name not in taken:
+            return name
+        number = 2
+        while f"{name}#{number}" in taken:
+            number += 1
+        return f"{name}#{number}"
+
+    def _report(self, line: str) -> None:
+        self.errors.append(line)
+        if self.on_error is not None:
+            self.on_error(line)
+
+    def _bus_error(self, name: str, exc: BaseException) -> None:
+        self._report(f"a listener of the extension event {name!r} failed: {type(exc).__name__}: {exc}")
