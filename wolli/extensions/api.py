@@ -67,7 +67,7 @@ class ExtensionAPI:
             near = difflib.get_close_matches(event, KNOWN_EVENTS, n=1)
             self._registry.warn(self._record, f"wolli.on({event!r}): no such event" + (f"; did you mean {near[0]!r}?" if near else ""))
         remove = self._host.handlers.add(
-            event, handler, owner=self._record.name, rank=self._record.rank, priority=priority
+            event, handler, owner=self._record.owner, rank=self._record.rank, priority=priority
         )
         self._record.handlers.append(event)
         return remove

@@ -108,6 +108,11 @@ class ExtensionRecord:
     handlers: list[str] = field(default_factory=list)
     module_name: str | None = None
 
+    @property
+    def owner(self) -> str:
+        """What handler errors name: the extension's file (or its package entry point)."""
+        return str(getattr(self.source, "label", self.name))
+
     def info(self) -> dict[str, Any]:
         """The ``/extensions`` row of this extension."""
         return {

@@ -99,7 +99,7 @@ class ExtensionRuntime:
     async def reload(self, cwd: str = ".") -> list[str]:
         """Forget every registration and module, then load everything again from disk."""
         for record in self.registry.records:
-            self.host.handlers.remove_owner(record.name)
+            self.host.handlers.remove_owner(record.owner)
             if record.module_name:
                 forget(record.module_name)
         for name in [p for r in self.registry.records for p in r.providers]:
@@ -155,7 +155,7 @@ class ExtensionRuntime:
         record.status = "failed"
         record.errors.append(message)
         self._report(message)
-        self.host.handlers.remove_owner(record.name)
+        self.host.handlers.remove_owner(record.owner)
         registry = self.registry
         registry.tools[:] = [t for t in registry.tools if t.source != f"extension:{record.name}"]
         for command in [c for c in registry.commands.values() if c.owner == record.name]:

@@ -1,0 +1,73 @@
+"""Extensions through the real ``wolli`` command: ``-e``, flags, tools, load errors, settings."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import wolli
+from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
+
+MODEL = ["--model", "local/local-model"]
+
+STAMP = textwrap.dedent("""
+    def extension(wolli):
+        wolli.register_flag("stamp", description="text the stamp tool returns", type="string", default="none")
+
+        def stamp(tool_call_id, params, signal, on_update, ctx):
+            return "stamp=" + str(wolli.get_flag("stamp"))
+
+        wolli.register_tool({"name": "stamp", "description": "Return the stamp", "execute": stamp})
+""")
+
+
+@pytest.fixture
+def local_model(wolli_home: Path, loopback) -> None:
+    write_models_json(wolli_home, loopback.url + "/v1")
+
+
+def test_an_extension_flag_is_accepted_and_its_tool_runs(project, loopback, local_model, tmp_path):
+    ext = tmp_path / "stamp.py"
+    ext.write_text(STAMP)
+    loopback.push(tool_call_answer("stamp", {}), text_answer("stamped"))
+    result = wolli(["-p", *MODEL, "-e", str(ext), "--stamp=blue", "stamp it"], project)
+    assert (result.returncode, result.stdout) == (0, "stamped\n"), result.stderr
+    tool_result = loopback.requests[1].json["messages"][-1]
+    assert tool_result["role"] == "tool" and "stamp=blue" in json.dumps(tool_result)
+    assert "stamp" in [t["function"]["name"] for t in loopback.requests[0].json["tools"]]
+
+
+def test_without_the_extension_its_flag_is_an_unknown_option(project, loopback, local_model):
+    result = wolli(["-p", *MODEL, "--stamp=blue", "hi"], project)
+    assert result.returncode == 2 and "unknown option --stamp" in result.stderr
+    assert loopback.requests == []
+
+
+def test_a_broken_extension_is_one_line_with_file_and_line_and_the_answer_still_comes(
+    project, loopback, local_model, wolli_home
+):
+    folder = wolli_home / "agents" / "default" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text("def extension(wolli):\n    return 1 +\n")
+    (folder / "fine.py").write_text(STAMP)
+    loopback.push(text_answer("still here"))
+    result = wolli(["-p", *MODEL, "hi"], project)
+    assert (result.returncode, result.stdout) == (0, "still here\n"), result.stderr
+    assert f"wolli: {folder / 'broken.py'}:2: SyntaxError" in result.stderr and "Traceback" not in result.stderr
+    assert "stamp" in [t["function"]["name"] for t in loopback.requests[0].json["tools"]]
+
+
+def test_settings_extensions_and_no_extensions(project, loopback, local_model, wolli_home, tmp_path):
+    ext = tmp_path / "elsewhere" / "stamp.py"
+    ext.parent.mkdir()
+    ext.write_text(STAMP)
+    (wolli_home / "settings.json").write_text(json.dumps({"extensions": [str(ext)]}))
+    loopback.push(text_answer("one"), text_answer("two"))
+    assert wolli(["-p", *MODEL, "hi"], project).returncode == 0
+    assert "stamp" in [t["function"]["name"] for t in loopback.requests[0].json["tools"]]
+    result = wolli(["-p", *MODEL, "--no-extensions", "hi"], project)
+    assert result.returncode == 0, result.stderr
+    assert "stamp" not in [t["function"]["name"] for t in loopback.requests[1].json.get("tools", [])]
