@@ -15,6 +15,8 @@ from .__about__ import __version__
 # custom tool is written with. Runtime internals (Agent, AgentHost, AgentSession,
 # SessionManager) are imported from their own modules, not from here.
 _EXPORTS: dict[str, str] = {
+    "define_hook": "wolli.extensions.hooks",
+    "ExtensionAPI": "wolli.extensions.api",
     "is_tool_call_event_type": "wolli.runtime.hook_events",
     "is_bash_tool_result": "wolli.runtime.hook_events",
     "with_file_mutation_queue": "wolli.tools.mutation_queue",

@@ -96,6 +96,7 @@ class ExtensionRecord:
     name: str
     source: Any  # loader.ExtensionSource
     rank: int
+    kind: str = "extension"  # extension | hook
     status: str = "loading"  # loading | loaded | failed
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -116,7 +117,7 @@ class ExtensionRecord:
     def info(self) -> dict[str, Any]:
         """The ``/extensions`` row of this extension."""
         return {
-            "name": self.name, "path": getattr(self.source, "label", str(self.source)), "status": self.status,
+            "name": self.name, "kind": self.kind, "path": getattr(self.source, "label", str(self.source)), "status": self.status,
             "tools": list(self.tools), "commands": list(self.commands), "shortcuts": list(self.shortcuts),
             "flags": list(self.flags), "renderers": list(self.renderers), "providers": list(self.providers),
             "handlers": sorted(set(self.handlers)), "errors": list(self.errors), "warnings": list(self.warnings),

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from .api import ExtensionAPI
+from .hooks import HookDefinition, discover_hooks
 from .loader import (
     ExtensionLoadError,
     ExtensionSource,
@@ -94,6 +95,7 @@ class ExtensionRuntime:
             self._report(problem)
         for rank, source in enumerate(sources):
             await self._load_one(source, rank, reloading=False)
+        self._load_hooks(len(sources))
         return list(self.errors)
 
     async def reload(self, cwd: str = ".") -> list[str]:
@@ -116,7 +118,35 @@ class ExtensionRuntime:
             self._report(problem)
         for rank, source in enumerate(sources):
             await self._load_one(source, rank, reloading=True)
+        self._load_hooks(len(sources))
         return list(self.errors)
+
+    def _load_hooks(self, first_rank: int) -> None:
+        """``hooks/*.py`` by file name, then package hooks: each binds one handler event."""
+        for offset, (name, where) in enumerate(discover_hooks(self.host.home, packages=self.packages)):
+            if isinstance(where, Path):
+                source = ExtensionSource(name=name, origin="hook", path=where)
+            else:
+                source = ExtensionSource(name=name, origin="package", entry_point=where)
+            record = ExtensionRecord(name=self._unique_name(f"hook:{name}"), source=source,
+                                     rank=first_rank + offset, kind="hook")
+            self.registry.records.append(record)
+            try:
+                module = import_source(source)
+            except ExtensionLoadError as exc:
+                self._fail(record, str(exc))
+                continue
+            record.module_name = module.__name__
+            hook = getattr(module, "hook", None)
+            if hook is None and isinstance(getattr(module, "extension", None), HookDefinition):
+                hook = module.extension
+            if not isinstance(hook, HookDefinition):
+                forget(module.__name__)
+                self._fail(record, f"{source.label}: no hook = define_hook(before=..., run=...) at module level")
+                continue
+            self.host.handlers.add(hook.event, hook.run, owner=record.owner, rank=record.rank, fail_open=True)
+            record.handlers.append(hook.event)
+            record.status = "loaded"
 
     async def _load_one(self, source: ExtensionSource, rank: int, *, reloading: bool) -> None:
         record = ExtensionRecord(name=self._unique_name(source.name), source=source, rank=rank)

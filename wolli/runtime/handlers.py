@@ -41,6 +41,9 @@ class Handler:
     rank: int
     priority: int
     seq: int
+    # Hooks fail open even at ``tool_call`` (the hook text says so); extension handlers there
+    # fail closed.
+    fail_open: bool = False
 
 
 class HandlerRegistry:
@@ -52,9 +55,10 @@ class HandlerRegistry:
         self._seq = itertools.count()
 
     def add(
-        self, event: str, fn: Callable[..., Any], *, owner: str = "runtime", rank: int = 0, priority: int = 0
+        self, event: str, fn: Callable[..., Any], *, owner: str = "runtime", rank: int = 0, priority: int = 0,
+        fail_open: bool = False,
     ) -> Callable[[], None]:
-        handler = Handler(event, fn, owner, rank, priority, next(self._seq))
+        handler = Handler(event, fn, owner, rank, priority, next(self._seq), fail_open)
         self._by_event.setdefault(event, []).append(handler)
         self._sorted.pop(event, None)
 
@@ -184,6 +188,8 @@ class Dispatcher:
     async def tool_call(self, event: Any, ctx: Any) -> ToolCallDecision | None:
         for handler in self.registry.for_event("tool_call"):
             ok, result = await self._call(handler, event, ctx)
+            if not ok and handler.fail_open:
+                continue
             if not ok:  # fail closed: a gate that crashed must not let the call through
                 return ToolCallDecision(block=True, reason=f"Tool call blocked: a tool_call handler of {handler.owner} failed")
             found = _fields(result, "tool_call", handler.owner, self.report)
