@@ -46,6 +46,7 @@ Agent:
   --append-system-prompt TEXT  add text at the end of the system prompt
   -e, --extension PATH      load an extension file or folder (repeatable)
   --no-extensions           load no extensions (not even the agent's own)
+  --tool PATH               load a tool factory (tools/<name>/__init__.py or a .py file; repeatable)
 
   -v, --version             print the version
   -h, --help                this help
@@ -87,6 +88,7 @@ class CliArgs:
         self.messages: list[str] = []
         self.full_updates = False
         self.extensions: list[str] = []
+        self.tool_paths: list[str] = []
         self.no_extensions = False
         # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
         self.unknown_options: dict[str, str | bool] = {}
@@ -120,7 +122,7 @@ _BOOL_FLAGS = {
     "-h": "help",
     "--help": "help",
 }
-_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions"}  # repeatable, each takes a value
+_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions", "--tool": "tool_paths"}  # repeatable, each takes a value
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -222,6 +224,7 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
         known_options=list(KNOWN_OPTIONS),
         extension_paths=list(args.extensions),
         no_extensions=args.no_extensions,
+        tool_paths=list(args.tool_paths),
         require_model=mode in ("print", "json"),
         require_prompt=mode in ("print", "json"),
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .api import ExtensionAPI
+from .api import ExtensionAPI, as_tool
 from .hooks import HookDefinition, discover_hooks
 from .loader import (
     ExtensionLoadError,
@@ -32,6 +32,17 @@ from .loader import (
 )
 from .registry import ExtensionRecord, ExtensionRegistry
 from .services import EventBus
+from .tool_factories import (
+    RESERVED_NAMES,
+    START_REASONS,
+    ToolContext,
+    ToolFactoryAPI,
+    ToolSessionEvent,
+    discover_factories,
+    split_on_session,
+    tools_from_factory_result,
+    with_tool_context,
+)
 
 
 class ExtensionRuntime:
@@ -43,6 +54,9 @@ class ExtensionRuntime:
         # Where extensions come from (kept for reload).
         self.settings_paths: list[str] = []
         self.cli_paths: list[str] = []
+        # Tool factories: settings.json ``customTools`` and ``--tool PATH``.
+        self.tool_settings_paths: list[str] = []
+        self.tool_cli_paths: list[str] = []
         self.packages = True
         self.enabled = True
         # Problems in load order, as one line each ("<file>:<line>: ..."); the modes print them.
@@ -76,10 +90,13 @@ class ExtensionRuntime:
 
     def configure(
         self, *, settings_paths: list[str] | None = None, cli_paths: list[str] | None = None,
+        tool_settings_paths: list[str] | None = None, tool_cli_paths: list[str] | None = None,
         packages: bool = True, enabled: bool = True,
     ) -> None:
         self.settings_paths = list(settings_paths or [])
         self.cli_paths = list(cli_paths or [])
+        self.tool_settings_paths = list(tool_settings_paths or [])
+        self.tool_cli_paths = list(tool_cli_paths or [])
         self.packages = packages
         self.enabled = enabled
 
@@ -96,6 +113,7 @@ class ExtensionRuntime:
         for rank, source in enumerate(sources):
             await self._load_one(source, rank, reloading=False)
         self._load_hooks(len(sources))
+        await self._load_tool_factories(cwd, len(self.registry.records))
         return list(self.errors)
 
     async def reload(self, cwd: str = ".") -> list[str]:
@@ -119,6 +137,7 @@ class ExtensionRuntime:
         for rank, source in enumerate(sources):
             await self._load_one(source, rank, reloading=True)
         self._load_hooks(len(sources))
+        await self._load_tool_factories(cwd, len(self.registry.records))
         return list(self.errors)
 
     def _load_hooks(self, first_rank: int) -> None:
@@ -179,6 +198,71 @@ class ExtensionRuntime:
             return
         record.status = "loaded"
         self._modules[key] = module
+
+    async def _load_tool_factories(self, cwd: str, first_rank: int) -> None:
+        """``tools/*/__init__.py``, ``customTools``, ``--tool``: each ``factory(api)``'s tools."""
+        found, problems = discover_factories(self.host.home, self.tool_settings_paths, self.tool_cli_paths, cwd)
+        for problem in problems:
+            self._report(problem)
+        api = ToolFactoryAPI(self.host, self.bus)
+        for offset, (origin, path) in enumerate(found):
+            name = path.parent.name if path.name == "__init__.py" else path.stem
+            source = ExtensionSource(name=name, origin=origin, path=path)
+            record = ExtensionRecord(name=self._unique_name(f"tool:{name}"), source=source,
+                                     rank=first_rank + offset, kind="tool")
+            self.registry.records.append(record)
+            try:
+                module = import_source(source)
+            except ExtensionLoadError as exc:
+                self._fail(record, str(exc))
+                continue
+            record.module_name = module.__name__
+            factory = getattr(module, "factory", None)
+            if not callable(factory):
+                forget(module.__name__)
+                self._fail(record, f"{path}: no factory(api) function (define `def factory(api): return {{...}}`)")
+                continue
+            try:
+                result = factory(api)
+                if inspect.isawaitable(result):
+                    result = await result
+                definitions = [split_on_session(d) for d in tools_from_factory_result(result)]
+                tools = [(as_tool(d, record.name), on_session) for d, on_session in definitions]
+            except Exception as exc:
+                self._fail(record, describe_failure(exc, source))
+                continue
+            reserved = [tool.name for tool, _ in tools if tool.name in RESERVED_NAMES]
+            if reserved:
+                self._fail(record, f"{path}: the tool name {reserved[0]!r} is reserved for the built-in tool; "
+                                   "choose another name (an extension's register_tool may replace a built-in)")
+                continue
+            for tool, on_session in tools:
+                self.registry.add_tool(record, with_tool_context(tool, self.host))
+                if on_session is not None:
+                    self._bind_on_session(record, on_session)
+            record.status = "loaded"
+
+    def _bind_on_session(self, record: ExtensionRecord, on_session: Callable[..., Any]) -> None:
+        host = self.host
+
+        async def call(reason: str, previous: str | None, ctx: Any) -> None:
+            result = on_session(ToolSessionEvent(reason, previous), ToolContext(ctx, host))
+            if inspect.isawaitable(result):
+                await result
+
+        async def started(event: Any, ctx: Any) -> None:
+            await call(START_REASONS.get(event.reason, "start"), event.previous_session_file, ctx)
+
+        async def stopped(event: Any, ctx: Any) -> None:
+            if event.reason in ("quit", "reload"):  # a replacement gets its own start (switch/branch)
+                await call("shutdown", None, ctx)
+
+        async def navigated(event: Any, ctx: Any) -> None:
+            await call("tree", None, ctx)
+
+        for event, handler in (("session_start", started), ("session_shutdown", stopped), ("session_tree", navigated)):
+            self.host.handlers.add(event, handler, owner=record.owner, rank=record.rank)
+            record.handlers.append(event)
 
     def _fail(self, record: ExtensionRecord, message: str) -> None:
         """Report a failed extension and take back everything it registered."""

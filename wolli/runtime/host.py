@@ -401,7 +401,8 @@ class AgentHost:
         self._environments.clear()
         if self._model_registry is not None:
             self._model_registry.refresh()
-        self.extensions.settings_paths = list(self.settings.get("extensions") or [])
+        self.extensions.settings_paths = [str(p) for p in self.settings.get("extensions") or []]
+        self.extensions.tool_settings_paths = [str(p) for p in self.settings.get("customTools") or []]
         await self.extensions.reload(self.active.cwd if self.active else os.getcwd())
         for live in list(self.resident.values()):
             live.refresh_tools()

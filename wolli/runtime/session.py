@@ -470,6 +470,8 @@ class AgentSession:
         self._aborted = False
         self._follow_up_texts = []
         self._apply_live_settings()
+        # Tools get the same ctx as handlers (session handle, ui, mode); made on first use.
+        self.agent.tool_context = self.handler_context()
         self.set_run_state("running")
 
     async def _after_run(self) -> None:

@@ -66,6 +66,8 @@ class StartupRequest:
     # ``-e/--extension PATH`` (repeatable) and ``--no-extensions``.
     extension_paths: list[str] = field(default_factory=list)
     no_extensions: bool = False
+    # ``--tool PATH`` (repeatable): tool factories for this run.
+    tool_paths: list[str] = field(default_factory=list)
     # Headless modes cannot run without a model and key, nor without a message; the TUI
     # shows how to add a model and waits for input.
     require_model: bool = True
@@ -208,6 +210,8 @@ async def _start(
     extensions.configure(
         settings_paths=_settings_paths(host.settings.get("extensions")),
         cli_paths=request.extension_paths,
+        tool_settings_paths=_settings_paths(host.settings.get("customTools")),
+        tool_cli_paths=request.tool_paths,
         enabled=not request.no_extensions,
     )
     warnings += await extensions.load(request.cwd)
