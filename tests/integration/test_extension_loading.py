@@ -251,3 +251,37 @@ async def test_no_extensions_loads_nothing(faux, tmp_path):
     host = make_host(faux)
     host.extensions.configure(packages=False, enabled=False)
     assert await host.extensions.load(str(tmp_path)) == [] and host.commands == {}
+
+
+async def test_a_hung_handler_is_cancelled_gates_fail_closed_and_a_repeat_offender_is_switched_off(faux, tmp_path):
+    write(ext_dir() / "slow.py", """
+    import asyncio
+    calls = []
+
+    def extension(wolli):
+        async def hang(event, ctx):
+            calls.append(event.type)
+            await asyncio.sleep(60)
+
+        wolli.on("tool_call", hang)
+        wolli.on("turn_start", hang)
+    """)
+    host = make_host(faux)
+    host.extensions.configure(packages=False)
+    await host.extensions.load(str(tmp_path))
+    host.handlers.timeout_s = 0.05
+    session = await start_session(host, tmp_path, model=faux.model)
+    events = recorder(session)
+    faux.push([faux_tool_call("ls", {})], "after the block")
+    await session.prompt("list")
+    blocked = faux.contexts[-1].messages[-1]
+    assert blocked.is_error and "blocked" in blocked.content[0].text  # the gate failed closed
+    errors = [e for e in events if e.type == "extension_error"]
+    assert [e.event for e in errors] == ["turn_start", "tool_call", "turn_start"]
+    assert all("timed out after 0.05 s" in e.error for e in errors)
+    faux.push("ok")
+    await session.prompt("again")
+    calls = host.extensions.registry.records[0]
+    log = __import__("sys").modules[calls.module_name].calls
+    assert log.count("turn_start") == 3  # the third failure switched it off; the fourth turn skipped it
+    assert "switched off after 3 failures in a row" in [e for e in events if e.type == "extension_error"][-1].error

@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "customTools": [],
     "enabledModels": None,
     "hideThinkingBlock": False,
+    "extensionTimeoutMs": 60000,
 }
 
 
@@ -105,6 +106,7 @@ SCHEMA: dict[str, Any] = {
     "customTools": list,
     "enabledModels": list,
     "hideThinkingBlock": bool,
+    "extensionTimeoutMs": int,
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
 

@@ -23,6 +23,7 @@ with the same attributes.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import inspect
 import itertools
@@ -44,12 +45,22 @@ class Handler:
     # Hooks fail open even at ``tool_call`` (the hook text says so); extension handlers there
     # fail closed.
     fail_open: bool = False
+    # Failures in a row; at MAX_FAILURES_IN_A_ROW the handler is switched off (``disabled``).
+    failures: int = 0
+    disabled: bool = False
+
+
+MAX_FAILURES_IN_A_ROW = 3
+DEFAULT_TIMEOUT_S = 60.0
 
 
 class HandlerRegistry:
     """Handlers by event name. ``has()`` is a dict lookup: the per-token path checks it."""
 
     def __init__(self) -> None:
+        # How long an async handler may take before it is cancelled and reported (None: no
+        # limit). Set from settings ``extensionTimeoutMs``.
+        self.timeout_s: float | None = DEFAULT_TIMEOUT_S
         self._by_event: dict[str, list[Handler]] = {}
         self._sorted: dict[str, tuple[Handler, ...]] = {}
         self._seq = itertools.count()
@@ -160,6 +171,10 @@ class AgentStartDecision:
 # ---------------------------------------------------------------------------- dispatch
 
 
+class HandlerTimeout(Exception):
+    """An async handler ran past its time budget."""
+
+
 class Dispatcher:
     """Runs the handlers of one registry with the folding rules above."""
 
@@ -171,15 +186,38 @@ class Dispatcher:
         return self.registry.has(event)
 
     async def _call(self, handler: Handler, event: Any, ctx: Any) -> tuple[bool, Any]:
-        """(ok, result). A failure is reported here; callers decide what it means."""
+        """(ok, result). A failure is reported here; callers decide what it means.
+
+        An async handler gets the registry's time budget (``asyncio.timeout``: no extra task
+        per call, so the per-token path stays cheap); when it runs out the handler is
+        cancelled and counts as failed. A sync handler cannot be interrupted and gets none.
+        A handler that fails ``MAX_FAILURES_IN_A_ROW`` times in a row is switched off (and
+        said so) until the extensions are reloaded; a success resets the count.
+        """
+        if handler.disabled:
+            return False, None
         try:
             result = handler.fn(event, ctx)
             if inspect.isawaitable(result):
-                result = await result
-            return True, result
+                budget = self.registry.timeout_s
+                if budget is None:
+                    result = await result
+                else:
+                    try:
+                        async with asyncio.timeout(budget):
+                            result = await result
+                    except TimeoutError:
+                        raise HandlerTimeout(f"timed out after {budget:g} s and was cancelled") from None
         except Exception as exc:  # isolated: siblings and the run carry on
-            self.report(handler.owner, handler.event, _describe(exc))
+            handler.failures += 1
+            text = str(exc) if isinstance(exc, HandlerTimeout) else _describe(exc)
+            if handler.failures >= MAX_FAILURES_IN_A_ROW:
+                handler.disabled = True
+                text += f"; switched off after {handler.failures} failures in a row (/reload turns it back on)"
+            self.report(handler.owner, handler.event, text)
             return False, None
+        handler.failures = 0
+        return True, result
 
     async def notify(self, event: Any, ctx: Any) -> None:
         for handler in self.registry.for_event(event.type):

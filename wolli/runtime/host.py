@@ -397,6 +397,7 @@ class AgentHost:
         for live in list(self.resident.values()):
             await live.emit(SessionShutdownEvent("reload"))
         self.settings.reload()
+        self.apply_handler_timeout()
         self._resources.clear()
         self._environments.clear()
         if self._model_registry is not None:
@@ -407,6 +408,11 @@ class AgentHost:
         for live in list(self.resident.values()):
             live.refresh_tools()
             await live.start("reload")
+
+    def apply_handler_timeout(self) -> None:
+        """settings ``extensionTimeoutMs`` (0 or less: no limit) -> the handlers' time budget."""
+        value = self.settings.get("extensionTimeoutMs")
+        self.handlers.timeout_s = value / 1000 if isinstance(value, int) and value > 0 else None
 
     def request_shutdown(self) -> None:
         """``wolli.shutdown()``: quit once idle (front ends that stay open watch the flag)."""

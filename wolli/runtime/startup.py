@@ -207,6 +207,7 @@ async def _start(
     before_start: Callable[[AgentSession], Any] | None,
 ) -> Startup:
     extensions = host.extensions
+    host.apply_handler_timeout()
     extensions.configure(
         settings_paths=_settings_paths(host.settings.get("extensions")),
         cli_paths=request.extension_paths,
