@@ -182,6 +182,13 @@ class ExtensionAPI:
         """Run a program (no shell when ``args`` is given) and collect its output."""
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
 
+    @property
+    def ai(self) -> Any:
+        """``await wolli.ai.ask(question)`` -> ``result`` (yes/no/uncertain), ``probability``, ``reason``."""
+        from .ask import AskService
+
+        return AskService(self._host)
+
     # ------------------------------------------------------------------ sessions
 
     def get_session(self, session_id: str) -> Any:
