@@ -141,7 +141,13 @@ class ExtensionAPI:
     # ------------------------------------------------------------------ providers
 
     def register_provider(self, name: str, config: dict[str, Any]) -> None:
-        """Add or override a provider (a models.json entry, plus an optional ``stream``)."""
+        """Add or override a provider (a models.json entry, plus an optional ``stream``:
+        ``fn(model, context, options, builder)`` or ``fn(model, context, options)`` giving
+        event dicts; see :mod:`.provider_stream`)."""
+        if isinstance(config, dict) and callable(config.get("stream")):
+            from .provider_stream import adapt_stream
+
+            config = {**config, "stream": adapt_stream(config["stream"])}
         self._host.model_registry.register_provider(name, config)
         self._record.providers.append(name)
 
@@ -156,7 +162,7 @@ class ExtensionAPI:
     @property
     def cwd(self) -> str:
         active = self._host.active
-        return active.cwd if active is not None else os.getcwd()
+        return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
     def environments(self) -> Any:

@@ -78,7 +78,7 @@ class ToolFactoryAPI:
         import os
 
         active = self._host.active
-        return active.cwd if active is not None else os.getcwd()
+        return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
     def ui(self) -> Any:

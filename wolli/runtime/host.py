@@ -85,6 +85,9 @@ class AgentHost:
         from ..extensions.ui import NullUI
 
         self.name = paths.agent_name(agent)
+        # The working directory sessions start in (start-up sets the requested one);
+        # ``wolli.cwd`` before any session exists.
+        self.cwd = os.getcwd()
         self.home: Path = paths.agent_home(self.name)
         self.settings = settings or Settings(self.name)
         self.mode = mode

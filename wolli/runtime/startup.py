@@ -207,6 +207,7 @@ async def _start(
     before_start: Callable[[AgentSession], Any] | None,
 ) -> Startup:
     extensions = host.extensions
+    host.cwd = os.path.abspath(request.cwd)
     host.apply_handler_timeout()
     extensions.configure(
         settings_paths=_settings_paths(host.settings.get("extensions")),
