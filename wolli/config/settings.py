@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "enabledModels": None,
     "hideThinkingBlock": False,
     "extensionTimeoutMs": 60000,
+    "autoReload": False,
 }
 
 
@@ -107,6 +108,7 @@ SCHEMA: dict[str, Any] = {
     "enabledModels": list,
     "hideThinkingBlock": bool,
     "extensionTimeoutMs": int,
+    "autoReload": bool,
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
 

@@ -104,6 +104,7 @@ class AgentHost:
         self.prompt_sections: list[Any] = self.extensions.registry.prompt_sections
         # Set by ``wolli.shutdown()``: the TUI quits once idle; print/json end anyway.
         self.shutdown_requested = False
+        self.auto_reloader: Any = None
         self.resident: dict[str, AgentSession] = {}
         self.active: AgentSession | None = None
         self._active_listeners: list[ActiveListener] = []
@@ -386,6 +387,9 @@ class AgentHost:
 
     async def shutdown(self, reason: ShutdownReason = "quit") -> None:
         """Close every resident session (the active one last)."""
+        if self.auto_reloader is not None:
+            await self.auto_reloader.stop()
+            self.auto_reloader = None
         for session in [s for s in self.resident.values() if s is not self.active]:
             await self.close_session(session, reason)
         if self.active is not None:
@@ -416,6 +420,18 @@ class AgentHost:
         """settings ``extensionTimeoutMs`` (0 or less: no limit) -> the handlers' time budget."""
         value = self.settings.get("extensionTimeoutMs")
         self.handlers.timeout_s = value / 1000 if isinstance(value, int) and value > 0 else None
+
+    def start_auto_reload(self) -> Any:
+        """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
+        front ends call this); returns the running :class:`AutoReloader` or None."""
+        if self.settings.get("autoReload") is not True:
+            return None
+        from .auto_reload import AutoReloader
+
+        if self.auto_reloader is None:
+            self.auto_reloader = AutoReloader(self)
+            self.auto_reloader.start()
+        return self.auto_reloader
 
     def request_shutdown(self) -> None:
         """``wolli.shutdown()``: quit once idle (front ends that stay open watch the flag)."""
