@@ -160,9 +160,15 @@ class ExtensionHarness:
         self.load_errors = await host.extensions.load(cwd)
         host.extensions.set_flag_values(self._flags)
         session, _ = host.session_from_options(SessionOptions(cwd=cwd, model=model, persist=self._persist))
-        session.observe(self.events.append)
-        # Sessions that replace it (new, resume, fork) are observed too.
-        host.on_active_session(lambda new, old: new.observe(self.events.append) if new is not None else None)
+        # The active session is observed, and every session that replaces it (new, resume, fork).
+        observed: set[int] = set()
+
+        def follow(new: Any, old: Any) -> None:
+            if new is not None and id(new) not in observed:
+                observed.add(id(new))
+                new.observe(self.events.append)
+
+        host.on_active_session(follow)
         host.set_active(session)
         await session.start("startup")
 

@@ -294,3 +294,18 @@ def test_examples_pass_ruff() -> None:
     if result.returncode == 127:
         pytest.skip("ruff not installed")
     assert result.returncode == 0, result.stdout
+
+
+async def test_todo_state_follows_tree_navigation_and_a_handler_may_cancel(tmp_path) -> None:
+    async with ExtensionHarness([example("todo")], cwd=tmp_path) as h:
+        h.reply(tool_call("todo", {"action": "add", "text": "a"}), tool_call("todo", {"action": "add", "text": "b"}), "ok")
+        await h.prompt("plan")
+        first = next(e for e in h.entries if getattr(e, "message", None) and e.message.role == "toolResult")
+        assert await h.session.navigate_tree(first.id)
+        await h.command("todos")
+        assert h.notifications[-1] == ("open: a", "info")
+        assert [e.new_leaf_id for e in h.events_of("session_tree")] == [first.id]
+        h.host.handlers.add("session_before_tree", lambda event, ctx: {"cancel": True}, owner="test")
+        leaf = h.session.session_manager.get_leaf_id()
+        assert not await h.session.navigate_tree(None)
+        assert h.session.session_manager.get_leaf_id() == leaf

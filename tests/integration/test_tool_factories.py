@@ -141,3 +141,21 @@ def test_tool_and_custom_tools_from_the_command_line(project, loopback, wolli_ho
     loopback.push(tool_call_answer("todo_count", {}), text_answer("counted"))
     result = wolli(["-p", "--model", "local/local-model", "--tool", str(folder), "count"], project)
     assert (result.returncode, result.stdout) == (0, "counted\n"), result.stderr
+
+
+async def test_on_session_hears_tree_navigation(faux, tmp_path):
+    path = write_tool(paths.agent_home() / "tools" / "todo", TODO)
+    host = make_host(faux)
+    host.extensions.configure(packages=False)
+    await host.extensions.load(str(tmp_path))
+    session = await start_session(host, tmp_path, model=faux.model)
+    faux.push([faux_tool_call("todo", {"action": "add", "text": "a"})], [faux_tool_call("todo", {"action": "add", "text": "b"})], "ok")
+    await session.prompt("add")
+    first = next(e for e in session.session_manager.get_entries()
+                 if getattr(e, "message", None) is not None and e.message.role == "toolResult")
+    await session.navigate_tree(first.id)
+    faux.push([faux_tool_call("todo_count", {})], "ok")
+    await session.prompt("count")
+    assert faux.contexts[-1].messages[-1].content[0].text == "1"
+    record = next(r for r in host.extensions.registry.records if r.source.path == path)
+    assert record.status == "loaded"

@@ -48,6 +48,24 @@ class SessionShutdownEvent:
 
 
 @dataclass(slots=True)
+class SessionBeforeTreeEvent:
+    """The leaf is about to move to ``target_id`` (a handler may answer ``{"cancel": True}``)."""
+
+    target_id: str | None
+    old_leaf_id: str | None
+    type: str = field(default="session_before_tree", init=False)
+
+
+@dataclass(slots=True)
+class SessionTreeEvent:
+    """The leaf moved (tree navigation): the branch the model sees is a different one."""
+
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    type: str = field(default="session_tree", init=False)
+
+
+@dataclass(slots=True)
 class RunStateEvent:
     """The session's run state changed (``idle`` -> ``running`` -> ``retrying`` ...)."""
 
@@ -150,6 +168,7 @@ SessionEvent = (
     | ToolExecutionEndEvent
     | SessionStartEvent
     | SessionShutdownEvent
+    | SessionTreeEvent
     | RunStateEvent
     | QueueUpdateEvent
     | CompactionStartEvent

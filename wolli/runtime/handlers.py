@@ -121,6 +121,7 @@ RESULT_KEYS: dict[str, frozenset[str]] = {
     "message_end": frozenset({"message"}),
     "user_bash": frozenset({"environment", "result"}),
     "session_before_compact": frozenset({"cancel", "compaction"}),
+    "session_before_tree": frozenset({"cancel"}),
     "agent_end": frozenset({"follow_up"}),
 }
 

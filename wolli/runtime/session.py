@@ -208,6 +208,16 @@ class AgentSession:
             await self._dispatch.notify(event, self.handler_context())
         self._deliver(event)
 
+    @property
+    def dispatcher(self) -> Dispatcher:
+        """The handler channel (for runtime modules that add seams, like tree navigation)."""
+        return self._dispatch
+
+    async def navigate_tree(self, entry_id: str | None) -> bool:
+        from .tree_navigation import navigate_tree
+
+        return await navigate_tree(self, entry_id)
+
     def handler_context(self) -> Any:
         if self._ctx is None:
             self._ctx = self.services.handler_context(self)
