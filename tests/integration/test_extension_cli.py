@@ -71,3 +71,52 @@ def test_settings_extensions_and_no_extensions(project, loopback, local_model, w
     result = wolli(["-p", *MODEL, "--no-extensions", "hi"], project)
     assert result.returncode == 0, result.stderr
     assert "stamp" not in [t["function"]["name"] for t in loopback.requests[1].json.get("tools", [])]
+
+
+TUI_ONLY = textwrap.dedent("""
+    import json, os
+
+    def extension(wolli):
+        async def on_start(event, ctx):
+            ui = ctx.ui
+            seen = {
+                "mode": ctx.mode,
+                "select": await ui.select("pick", ["a", "b"]),
+                "confirm": await ui.confirm("sure?", "really"),
+                "custom": await ui.custom(lambda *a: None),
+                "themes": ui.get_all_themes(),
+                "theme": ui.get_theme("light"),
+                "set_theme": ui.set_theme("light"),
+                "styled": ui.theme.fg("accent", ui.theme.bold("x")),
+                "expanded": ui.get_tools_expanded(),
+                "editor": ui.get_editor_component(),
+            }
+            ui.set_tools_expanded(True)
+            ui.set_editor_component(lambda *a: None)
+            ui.add_autocomplete_provider(lambda current: current)
+            ui.set_widget("w", ["line"])
+            ui.notify("hello")
+            seen["infos"] = [(i["name"], i["handlers"], i["switched_off"]) for i in wolli.extension_infos()]
+            with open(os.environ["SEEN_FILE"], "w") as fh:
+                json.dump(seen, fh)
+
+        wolli.on("session_start", on_start)
+""")
+
+
+def test_an_extension_written_for_the_tui_runs_headless_on_inert_answers(
+    project, loopback, local_model, tmp_path, monkeypatch
+):
+    ext = tmp_path / "tui_only.py"
+    ext.write_text(TUI_ONLY)
+    seen_file = tmp_path / "seen.json"
+    monkeypatch.setenv("SEEN_FILE", str(seen_file))
+    loopback.push(text_answer("done"))
+    result = wolli(["-p", *MODEL, "-e", str(ext), "hi"], project)
+    assert (result.returncode, result.stdout) == (0, "done\n"), result.stderr
+    seen = json.loads(seen_file.read_text())
+    assert seen["mode"] == "print" and seen["select"] is None and seen["confirm"] is False
+    assert seen["custom"] is None and seen["themes"] == [] and seen["theme"] is None
+    assert seen["set_theme"]["success"] is False and seen["styled"] == "x"
+    assert seen["expanded"] is False and seen["editor"] is None
+    assert seen["infos"] == [["tui_only", ["session_start"], []]]

@@ -285,3 +285,4 @@ async def test_a_hung_handler_is_cancelled_gates_fail_closed_and_a_repeat_offend
     log = __import__("sys").modules[calls.module_name].calls
     assert log.count("turn_start") == 3  # the third failure switched it off; the fourth turn skipped it
     assert "switched off after 3 failures in a row" in [e for e in events if e.type == "extension_error"][-1].error
+    assert host.extensions.infos()[0]["switched_off"] == ["turn_start"]  # what /extensions shows

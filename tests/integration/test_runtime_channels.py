@@ -111,7 +111,7 @@ async def test_a_message_end_replacement_is_what_lands_in_the_session_file(faux,
     assert ends[-1].message.text() == "[redacted]"
     lines = [json.loads(line) for line in Path(session.session_file).read_text().splitlines()]
     saved = [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "assistant"]
-    assert json.dumps(saved).count("[redacted]") == 1 and "42" not in json.dumps(saved)
+    assert json.dumps(saved).count("[redacted]") == 1 and "the secret" not in json.dumps(saved)
 
 
 async def test_a_message_end_replacement_with_another_role_is_rejected_and_reported(faux, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from wolli.tools.edit import prepare_edit_arguments
@@ -272,6 +272,7 @@ def files_with_edits(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]], bool]
 
 @settings(max_examples=150, deadline=None)
 @given(files_with_edits())
+@example(("line0:\r\nline1:", [("line0:\n", "<N0>")], True))
 def test_applying_then_reverting_unique_edits_restores_the_original(case) -> None:
     text, edits, crlf = case
     applied = apply_edits(text, edits)
@@ -282,7 +283,10 @@ def test_applying_then_reverting_unique_edits_restores_the_original(case) -> Non
         assert "\n" not in applied.content.replace("\r\n", "")
     # The new texts carry unique markers, so they can be found again and swapped back.
     reverted = apply_edits(applied.content, [(new, old) for old, new in edits])
-    assert reverted.content == text
+    # An edit that removes the last line break leaves nothing to tell CRLF from LF by, so the
+    # revert writes LF then; every other round trip is exact.
+    lost_style = crlf and "\r\n" in text and "\n" not in applied.content
+    assert reverted.content == (text.replace("\r\n", "\n") if lost_style else text)
 
 
 @settings(max_examples=150, deadline=None)

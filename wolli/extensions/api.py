@@ -220,6 +220,12 @@ class ExtensionAPI:
         """Ask Wolli to quit once the agent is idle (print/json modes end anyway)."""
         self._host.request_shutdown()
 
+    def extension_infos(self) -> list[dict[str, Any]]:
+        """What ``/extensions`` shows: one dict per loaded extension, hook and tool factory
+        (name, kind, path, status, tools, commands, shortcuts, flags, renderers, providers,
+        handlers, switched_off, errors, warnings)."""
+        return self._host.extensions.infos()
+
     # ------------------------------------------------------------------ integrations
 
     def register_integration(self, name: str, factory: Callable[..., Any]) -> None:

@@ -84,7 +84,9 @@ class ExtensionRuntime:
 
     def infos(self) -> list[dict[str, Any]]:
         """One row per extension for ``/extensions``: what it registered and what went wrong."""
-        return [record.info() for record in self.registry.records]
+        handlers = self.host.handlers
+        return [{**record.info(), "switched_off": handlers.switched_off(record.owner)}
+                for record in self.registry.records]
 
     # ------------------------------------------------------------------ loading
 

@@ -4,6 +4,12 @@ Dialogs resolve at once to their inert defaults (``select``/``input``/``editor``
 ``confirm`` -> False) and fire-and-forget calls do nothing, so an extension never blocks on
 UI that cannot appear. The TUI and RPC modes bring their own implementations of the same
 methods.
+
+Members that only mean something in the full-screen app (custom components, the editor
+component, autocomplete providers, themes, tool expansion) exist here too, so an extension
+written for the TUI loads and runs headless: setters are ignored, getters give the neutral
+answer, ``custom()`` resolves to None, ``set_theme`` reports that there is no theme to set and
+``theme`` styles nothing.
 """
 
 from __future__ import annotations
@@ -68,3 +74,61 @@ class NullUI:
 
     def open_url(self, url: str) -> None:
         pass
+
+    async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
+        return None
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        pass
+
+    def get_tools_expanded(self) -> bool:
+        return False
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        pass
+
+    def set_editor_component(self, factory: Any) -> None:
+        pass
+
+    def get_editor_component(self) -> Any:
+        return None
+
+    def get_all_themes(self) -> list[dict[str, Any]]:
+        return []
+
+    def get_theme(self, name: str) -> Any:
+        return None
+
+    def set_theme(self, theme: Any) -> dict[str, Any]:
+        return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui')"}
+
+    @property
+    def theme(self) -> PlainTheme:
+        return PLAIN_THEME
+
+
+class PlainTheme:
+    """A theme that leaves text as it is: what ``ui.theme`` is without a screen to colour."""
+
+    name = "plain"
+
+    def fg(self, token: str, text: str) -> str:
+        return text
+
+    def bg(self, token: str, text: str) -> str:
+        return text
+
+    def bold(self, text: str) -> str:
+        return text
+
+    def italic(self, text: str) -> str:
+        return text
+
+    def underline(self, text: str) -> str:
+        return text
+
+    def strikethrough(self, text: str) -> str:
+        return text
+
+
+PLAIN_THEME = PlainTheme()

@@ -109,6 +109,11 @@ class HandlerRegistry:
     def events(self) -> list[str]:
         return sorted(self._by_event)
 
+    def switched_off(self, owner: str) -> list[str]:
+        """The events whose handlers of ``owner`` failed too often and no longer run."""
+        return sorted({h.event for handlers in self._by_event.values() for h in handlers
+                       if h.owner == owner and h.disabled})
+
 
 # ---------------------------------------------------------------------------- results
 
