@@ -138,6 +138,16 @@ def test_a_large_attachment_is_truncated_with_a_note(project, loopback, local_mo
     assert "@big.log is" in result.stderr and "first 2000 lines" in result.stderr
 
 
+def test_a_file_of_one_huge_line_attaches_its_start_with_a_note(project, loopback, local_model):
+    (project / "bundle.min.js").write_text("var a=1;" * 200_000)  # 1.6 MB on one line
+    loopback.push(text_answer("seen"))
+    result = wolli(["-p", *MODEL, "@bundle.min.js", "what is it?"], project)
+    assert result.returncode == 0, result.stderr
+    sent = json.dumps(loopback.requests[0].json["messages"])
+    assert "var a=1;" * 100 in sent and len(sent) < 80_000
+    assert "first line alone is over the 50.0KB limit" in result.stderr
+
+
 def test_a_directory_attachment_is_a_listing(project, loopback, local_model):
     (project / "src").mkdir()
     (project / "src" / "main.py").write_text("print(1)\n")

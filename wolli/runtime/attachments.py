@@ -85,7 +85,17 @@ def _attach(name: str, cwd: str, model: Any, out: Attachments) -> str:
         raise AttachmentError(f"{_at(name)}: binary file; only text files, images and folders can be attached")
     text = data.decode("utf-8", "replace")
     cut = truncate_head(text)
-    if cut.truncated:
+    if cut.first_line_exceeds_limit:
+        # One huge line (minified code, a JSON dump): keep its start rather than nothing.
+        head = text.encode("utf-8")[:DEFAULT_MAX_BYTES].decode("utf-8", "ignore")
+        note = (
+            f"[{_at(name)} is {format_size(size)} and its first line alone is over the "
+            f"{format_size(DEFAULT_MAX_BYTES)} limit; attached the first {format_size(DEFAULT_MAX_BYTES)} of it. "
+            "Use the read tool or bash (head -c, jq) for the rest.]"
+        )
+        out.notes.append(note)
+        text = head + "\n" + note
+    elif cut.truncated:
         note = (
             f"[{_at(name)} is {format_size(size)} and {cut.total_lines} lines; attached the first "
             f"{cut.output_lines} lines ({DEFAULT_MAX_LINES} lines / {format_size(DEFAULT_MAX_BYTES)} limit). "
