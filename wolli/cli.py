@@ -268,12 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     if mode == "rpc":
         print("wolli: --mode rpc is not available in this version yet; use -p or --mode json.", file=sys.stderr)
         return 2
-    print(
-        "wolli: the full-screen TUI is not available in this version yet.\n"
-        'Run headless instead: wolli -p "your request"   (or --mode json for an event stream)',
-        file=sys.stderr,
-    )
-    return 2
+    from .modes.tui import run_tui
+
+    request = startup_request(args, mode)
+    request.require_model = False  # the TUI opens anyway and shows how to add a model
+    return run_tui(request)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,20 @@
+"""The full-screen TUI (``wolli`` with no ``-p``). Only this package imports Textual."""
+
+from __future__ import annotations
+
+from ...runtime.startup import StartupRequest
+
+
+def run_tui(request: StartupRequest) -> int:
+    from ...config.paths import agent_home, wolli_home
+    from ...config.settings import Settings
+    from .app import WolliApp
+
+    home = agent_home(request.agent)
+    settings = Settings(request.agent)  # read again by the host; cheap, and keeps the app standalone
+    theme = settings.get("theme") or "dark"
+    hide_thinking = bool(settings.get("hideThinkingBlock"))
+    app = WolliApp(request, agent_home=home, themes_dirs=[wolli_home() / "themes", home / "themes"],
+                   theme_name=theme, hide_thinking=hide_thinking)
+    code = app.run()
+    return code if isinstance(code, int) else 0

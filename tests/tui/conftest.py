@@ -1,0 +1,45 @@
+"""Driving the real app with Textual's Pilot, on the scripted ``faux`` model.
+
+``tui`` builds a :class:`WolliApp` for a temporary project whose ``models.json`` names the
+faux provider, so the real startup path runs (settings, extensions, session file). The
+model's answers are queued on ``faux``; tests wait on state, never on sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from wolli.ai.providers.faux import FauxProvider
+from wolli.runtime.startup import StartupRequest
+
+
+@pytest.fixture
+def faux(wolli_home: Path):
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
+        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
+        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000}]}}}))
+    provider = FauxProvider(provider="faux", model_id="faux-1")
+    yield provider
+    provider.unregister()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def make_app(faux, project, wolli_home):
+    from wolli.modes.tui.app import WolliApp
+
+    def build(*, extensions: list[str] | None = None, **request: object) -> WolliApp:
+        req = StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False,
+                             extension_paths=list(extensions or []), **request)  # type: ignore[arg-type]
+        return WolliApp(req, agent_home=wolli_home / "agents" / "default")
+
+    return build

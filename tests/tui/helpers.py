@@ -1,0 +1,27 @@
+"""Small waits for Pilot tests (state, not time)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.waiting import wait_until
+
+
+async def ready(app: Any) -> None:
+    await wait_until(lambda: app.controller.ready.is_set(), 10, "the session to start")
+
+
+async def idle_after(app: Any, pilot: Any, count: int) -> None:
+    """Wait until the session holds ``count`` messages and is idle, then let the screen settle."""
+    await wait_until(lambda: len(app.controller.session.messages) >= count and app.controller.session.is_idle(),
+                     10, f"{count} messages and an idle session")
+    await pilot.pause()
+
+
+async def type_and_send(pilot: Any, text: str) -> None:
+    await pilot.press(*text)
+    await pilot.press("enter")
+
+
+def mounted(app: Any, cls: type) -> list[Any]:
+    return list(app.query(cls))

@@ -1,0 +1,98 @@
+"""A prompt, a streamed answer, tool rows, and how often streamed text reaches the screen."""
+
+from __future__ import annotations
+
+from wolli.ai.providers.faux import faux_text, faux_thinking, faux_tool_call
+from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
+from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
+from wolli.modes.tui.widgets.tool_row import ToolRow
+from wolli.modes.tui.widgets.user_message import UserMessageView
+
+from .helpers import idle_after, mounted, ready, type_and_send
+
+
+async def test_a_prompt_shows_the_user_message_and_the_streamed_markdown_answer(make_app, faux):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.push("Here is **bold** and `code`.\n\n```python\nprint('hi')\n```")
+        await type_and_send(pilot, "hello there")
+        await idle_after(app, pilot, 2)
+        users = mounted(app, UserMessageView)
+        assert [u.text for u in users] == ["hello there"]
+        answer = mounted(app, AssistantMessageView)[-1]
+        assert "print('hi')" in answer.markdown_text and "**bold**" in answer.markdown_text
+        assert app.editor.text == ""
+        assert faux.contexts[-1].messages[-1].content == "hello there"
+
+
+async def test_streamed_tokens_reach_the_screen_in_frames_not_one_update_per_token(make_app, faux):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.tokens_per_second = 2000
+        words = " ".join(f"word{i}" for i in range(600))
+        faux.push(words)
+        await type_and_send(pilot, "go")
+        await idle_after(app, pilot, 2)
+        answer = mounted(app, AssistantMessageView)[-1]
+        assert answer.markdown_text == words
+        # 600 words stream in ~0.3-0.6 s: at most ~30 flushes a second, far fewer than tokens.
+        assert 0 < app.adapter.batcher.flushes < 100
+
+
+async def test_a_tool_call_becomes_a_row_that_finishes_with_its_result(make_app, faux, project):
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("read", {"path": "notes.txt"})], "read it")
+        await type_and_send(pilot, "read notes")
+        await idle_after(app, pilot, 4)
+        rows = mounted(app, ToolRow)
+        assert len(rows) == 1 and rows[0].state == "success"
+        assert "read notes.txt" in str(rows[0].header.render())
+        assert "alpha" in str(rows[0].body.render())
+
+
+async def test_a_failing_tool_row_is_marked_as_an_error(make_app, faux):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("read", {"path": "missing.txt"})], "it is missing")
+        await type_and_send(pilot, "read it")
+        await idle_after(app, pilot, 4)
+        row = mounted(app, ToolRow)[0]
+        assert row.state == "error" and row.has_class("tool-error")
+        assert "missing.txt" in str(row.body.render())
+
+
+async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app, faux, project):
+    (project / "long.txt").write_text("".join(f"line {i}\n" for i in range(30)))
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(app)
+        faux.push([faux_thinking("first I think\nthen more"), faux_tool_call("read", {"path": "long.txt"})], "done")
+        await type_and_send(pilot, "read long")
+        await idle_after(app, pilot, 4)
+        row = mounted(app, ToolRow)[0]
+        assert "line 20" not in str(row.body.render()) and "more line" in str(row.body.render())
+        await pilot.press("ctrl+o")
+        assert row.expanded and "line 20" in str(row.body.render())
+        thinking = mounted(app, ThinkingBlock)[0]
+        assert not thinking.expanded and "then more" not in str(thinking.render())
+        await pilot.press("ctrl+t")
+        assert thinking.expanded and "then more" in str(thinking.render())
+
+
+async def test_the_footer_shows_model_tokens_and_context(make_app, faux):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.push("ok")
+        await type_and_send(pilot, "hi")
+        await idle_after(app, pilot, 2)
+        footer = app.footer.render_text().plain
+        assert "faux/faux-1" in footer and "context" in footer and "↑" in footer
+        app.ui.set_status("ext", "● busy")
+        assert "● busy" in app.footer.render_text().plain

@@ -1,0 +1,204 @@
+"""Session events -> screen updates: the one place the TUI reads the event stream.
+
+One ``match`` over the event union (DESIGN.md §1: the UI is a client of the runtime like
+json and rpc mode). Streamed text goes through the :class:`FrameBatcher`, so a burst of
+tokens costs one widget update per frame. Rows for history (a resumed session, a switch to
+another session) are built lazily by the transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...agent.messages import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+)
+from ...agent.tool import ToolResult
+from ...ai.types import AssistantMessage, ImageContent, ToolCall, ToolResultMessage, UserMessage, content_text
+from .frame_batcher import FrameBatcher
+from .widgets.assistant_message import AssistantMessageView
+from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
+from .widgets.tool_row import ToolRow
+from .widgets.user_message import UserMessageView
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+
+
+class EventAdapter:
+    # ``app`` is the WolliApp; not imported here, since the app imports this module.
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.batcher = FrameBatcher(lambda delay, fn: app.set_timer(delay, fn))
+        self.current: AssistantMessageView | None = None
+        self.tool_rows: dict[str, ToolRow] = {}
+
+    # ------------------------------------------------------------------ the stream
+
+    def __call__(self, event: Any) -> None:
+        app = self.app
+        match event.type:
+            case "message_start":
+                self._message_start(event.message)
+            case "message_update":
+                view, message = self.current, event.message
+                if view is not None:
+                    self.batcher.mark(view, lambda: self._sync(view, message))
+            case "message_end":
+                self._message_end(event.message)
+            case "tool_execution_start":
+                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
+                row.start(event.args)
+            case "tool_execution_update":
+                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
+                partial = event.partial_result
+                self.batcher.mark(row, lambda: row.update_partial(partial))
+            case "tool_execution_end":
+                row = self._tool_row(event.tool_call_id, event.tool_name, None)
+                self.batcher.drop(row)
+                row.finish(event.result, event.is_error)
+            case "run_state":
+                if event.state == "idle":
+                    self.batcher.flush()
+                    app.working.stop()
+                else:
+                    app.working.start()
+                    if event.state == "compacting":
+                        app.working.set_message(app.working.message or "Compacting…")
+            case "agent_end":
+                self.batcher.flush()
+                app.refresh_footer()
+            case "queue_update":
+                app.queued.set_queue(event.steering, event.follow_up)
+            case "compaction_start":
+                app.add_notice("Compacting older messages…" if event.reason != "overflow"
+                               else "The context is full: compacting older messages…")
+            case "compaction_end":
+                if event.error_message and not event.aborted:
+                    app.add_notice(f"Compaction failed: {event.error_message}", "error")
+                elif event.result is not None:
+                    summary = getattr(event.result, "summary", "")
+                    app.transcript.add(SummaryView("Compacted older messages", summary))
+                app.refresh_footer()
+            case "auto_retry_start":
+                app.add_notice(f"Retrying in {event.delay_ms / 1000:.1f}s (attempt {event.attempt} of "
+                               f"{event.max_attempts}): {event.error_message}", "warning")
+            case "auto_retry_end" if not event.success:
+                app.add_notice(f"Giving up after {event.attempt + 1} attempts: {event.final_error}", "error")
+            case "model_select" | "thinking_level_select":
+                app.refresh_footer()
+            case "extension_error":
+                app.add_notice(f"{event.extension_path}: {event.event} handler failed: {event.error}", "error")
+            case "notice":
+                app.add_notice(event.message, event.level)
+            case "session_start":
+                app.on_session_started(event)
+            case "session_tree":
+                app.reload_transcript()
+            case _:
+                pass
+
+    # ------------------------------------------------------------------ messages
+
+    def _sync(self, view: AssistantMessageView, message: Any) -> None:
+        view.sync(message)
+        self.app.transcript.follow()
+
+    def _message_start(self, message: Any) -> None:
+        if isinstance(message, AssistantMessage):
+            self.current = self.app.transcript.add(self._assistant_view())  # type: ignore[assignment]
+            self.current.sync(message)  # type: ignore[union-attr]
+        elif isinstance(message, ToolResultMessage):
+            pass  # shown by its tool row
+        else:
+            widget = self.build_row(message)
+            if widget is not None:
+                self.app.transcript.add(widget, lambda m=message: self.build_row(m) or NoticeView(""))
+
+    def _message_end(self, message: Any) -> None:
+        if not isinstance(message, AssistantMessage):
+            return
+        view = self.current
+        self.current = None
+        if view is None:
+            return
+        self.batcher.drop(view)
+        view.finish(message)
+        self.app.transcript.set_rebuild(view, lambda m=message: self._assistant_rebuild(m))
+        for call in message.tool_calls():
+            self._tool_row(call.id, call.name, call.arguments)
+        self.app.refresh_footer()
+
+    def _assistant_view(self) -> AssistantMessageView:
+        return AssistantMessageView(show_thinking=self.app.thinking_visible, hide_thinking=self.app.hide_thinking)
+
+    def _assistant_rebuild(self, message: AssistantMessage) -> Widget:
+        view = self._assistant_view()
+        view.finish(message)  # applied once mounted
+        return view
+
+    def _tool_row(self, tool_call_id: str, name: str, args: Any) -> ToolRow:
+        row = self.tool_rows.get(tool_call_id)
+        if row is None:
+            row = ToolRow(tool_call_id, name, args, context=self.app.render_context)
+            self.tool_rows[tool_call_id] = row
+            self.app.transcript.add(row, lambda: self._rebuild_tool(tool_call_id))
+        return row
+
+    def _rebuild_tool(self, tool_call_id: str) -> Widget:
+        old = self.tool_rows[tool_call_id]
+        row = ToolRow(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
+        row.state = old.state
+        row.add_class(f"tool-{old.state}")
+        row.result, row.elapsed_s = old.result, old.elapsed_s
+        self.tool_rows[tool_call_id] = row
+        return row
+
+    # ------------------------------------------------------------------ history
+
+    def build_row(self, message: Any) -> Widget | None:
+        """A finished row for a message that does not stream (user, bash, summaries, custom)."""
+        if isinstance(message, UserMessage):
+            text = content_text(message.content)
+            images = sum(isinstance(b, ImageContent) for b in message.content) if isinstance(message.content, list) else 0
+            return UserMessageView(text, images)
+        if isinstance(message, BashExecutionMessage):
+            return BashExecutionView(message)
+        if isinstance(message, CompactionSummaryMessage):
+            return SummaryView(f"Compacted {message.tokens_before:,} tokens of older messages", message.summary)
+        if isinstance(message, BranchSummaryMessage):
+            return SummaryView("Summary of the branch left behind", message.summary)
+        if isinstance(message, CustomMessage):
+            if not message.display:
+                return None
+            return CustomMessageView(message, self.app.render_custom_message(message))
+        return None
+
+    def history_builders(self, messages: list[Any]) -> list[Callable[[], Widget]]:
+        """Lazy rows for a whole conversation: tool calls get rows with their results."""
+        results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+        builders: list[Callable[[], Widget]] = []
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                builders.append(lambda m=message: self._assistant_rebuild(m))
+                for call in message.tool_calls():
+                    builders.append(lambda c=call, r=results.get(call.id): self._history_tool(c, r))
+            elif not isinstance(message, ToolResultMessage) and self.build_row(message) is not None:
+                builders.append(lambda m=message: self.build_row(m) or NoticeView(""))
+        return builders
+
+    def _history_tool(self, call: ToolCall, result: ToolResultMessage | None) -> Widget:
+        row = ToolRow(call.id, call.name, call.arguments, context=self.app.render_context)
+        self.tool_rows[call.id] = row
+        if result is not None:
+            row.pending_result = (ToolResult(content=list(result.content), details=result.details), result.is_error)
+        return row
+
+    def reset(self) -> None:
+        self.current = None
+        self.tool_rows.clear()

@@ -1,0 +1,317 @@
+"""The full-screen app: layout, keys, and the surface ``ctx.ui`` and the adapter draw on.
+
+Thin by design: the runtime link is :mod:`.controller`, events become updates in
+:mod:`.adapter`, ``ctx.ui`` is :mod:`.ui_bridge`, and each part of the screen is a widget
+under ``widgets/``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ...config.themes import ThemeSpec, discover_themes
+from ...runtime.startup import StartupRequest
+from .adapter import EventAdapter
+from .controller import TuiController
+from .history import PromptHistory
+from .rendering import RenderContext, as_renderable
+from .theming import AnsiTheme, to_textual_theme
+from .ui_bridge import TuiUI
+from .widgets.extension_slots import ExtensionSlot
+from .widgets.footer_bar import FooterBar, git_branch
+from .widgets.prompt_editor import PromptEditor
+from .widgets.queued_messages import QueuedMessages
+from .widgets.simple_messages import NoticeView
+from .widgets.transcript import Transcript
+from .widgets.working_row import WorkingRow
+
+QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+
+
+class WolliApp(App[int]):
+    CSS_PATH = "tui.tcss"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("escape", "interrupt", "Interrupt", show=False),
+        Binding("ctrl+c", "clear_or_quit", "Clear", show=False, priority=True),
+        Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True),
+        Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True),
+        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, priority=True),
+        Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True),
+        Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True),
+        Binding("ctrl+home", "show_earlier", "Earlier", show=False),
+    ]
+
+    def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
+                 themes_dirs: list[Path] | None = None, theme_name: str = "dark",
+                 hide_thinking: bool = False) -> None:
+        super().__init__()
+        self.request = request
+        self.ui = TuiUI(self)
+        self.controller = TuiController(self, request)
+        self.adapter = EventAdapter(self)
+        self.render_context = RenderContext(self)
+        self.themes, self.theme_problems = discover_themes(themes_dirs or [])
+        self.theme_spec: ThemeSpec = self.themes.get(theme_name) or self.themes["dark"]
+        self.ui_theme = AnsiTheme(self.theme_spec)
+        self.tools_expanded = False
+        self.thinking_visible = False
+        self.hide_thinking = hide_thinking
+        self.history = PromptHistory(agent_home / "prompt-history.jsonl" if agent_home else None)
+        self.transcript = Transcript(id="transcript")
+        self.working = WorkingRow()
+        self.queued = QueuedMessages()
+        self.slot_above = ExtensionSlot("above_editor")
+        self.slot_below = ExtensionSlot("below_editor")
+        self.editor: Any = PromptEditor(self.history, id="editor")
+        self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
+        self.footer = FooterBar()
+        self.footer_area = Vertical(id="footer-area")
+        self.custom_widget: Widget | None = None
+        self._last_ctrl_c = 0.0
+        for spec in self.themes.values():
+            self.register_theme(to_textual_theme(spec))
+        self.theme = f"wolli-{self.theme_spec.name}"
+
+    def compose(self) -> ComposeResult:
+        yield self.transcript
+        yield self.working
+        yield self.queued
+        yield self.slot_above
+        with self.editor_area:
+            yield self.editor
+        yield self.slot_below
+        with self.footer_area:
+            yield self.footer
+
+    def on_mount(self) -> None:
+        self.footer.token_colors = dict(self.theme_spec.colors)
+        self.footer.data.cwd = os.path.abspath(self.request.cwd)
+        self.footer.data.branch = git_branch(self.request.cwd)
+        self.footer.refresh_data()
+        self.editor.focus()
+        for problem in self.theme_problems:
+            self.add_notice(problem, "warning")
+        self.run_worker(self.controller.start(), name="startup", exclusive=False)
+
+    async def on_unmount(self) -> None:
+        await self.controller.shutdown()
+
+    # ------------------------------------------------------------------ input
+
+    def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
+        self._send(message.text, follow_up=False)
+
+    def on_prompt_editor_follow_up(self, message: PromptEditor.FollowUp) -> None:
+        self._send(message.text, follow_up=True)
+
+    def _send(self, text: str, follow_up: bool) -> None:
+        if text.strip() in ("/quit", "/exit"):
+            self.exit(0)
+            return
+        self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
+
+    def on_key(self, event: Any) -> None:
+        shortcuts = getattr(self.controller.host, "extensions", None)
+        found = shortcuts.registry.shortcuts.get(event.key) if shortcuts is not None else None
+        if found is not None and self.controller.session is not None:
+            event.stop()
+            ctx = self.controller.session.handler_context()
+            self.run_worker(_maybe_await(found.handler, ctx), group="shortcut")
+
+    # ------------------------------------------------------------------ actions
+
+    def action_interrupt(self) -> None:
+        session = self.controller.session
+        if session is None or (session.is_idle() and not self.queued.display):
+            return
+        restored = self.controller.abort()
+        if restored:
+            current = self.editor.text
+            self.editor.text = "\n".join([*restored, current] if current else restored)
+
+    def action_clear_or_quit(self) -> None:
+        now = time.monotonic()
+        if self.editor.text:
+            self.editor.clear_all()
+        elif now - self._last_ctrl_c < QUIT_WINDOW_S:
+            self.exit(0)
+            return
+        else:
+            self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW_S)
+        self._last_ctrl_c = now
+
+    def action_quit_if_empty(self) -> None:
+        if not self.editor.text:
+            self.exit(0)
+
+    def action_toggle_tools(self) -> None:
+        self.set_tools_expanded(not self.tools_expanded)
+
+    def action_toggle_thinking(self) -> None:
+        from .widgets.assistant_message import AssistantMessageView
+
+        self.thinking_visible = not self.thinking_visible
+        for view in self.query(AssistantMessageView):
+            view.set_thinking_visible(self.thinking_visible)
+
+    async def action_cycle_thinking(self) -> None:
+        level = await self.controller.cycle_thinking_level()
+        if level is None:
+            self.notify("This model has no thinking levels", severity="warning")
+        self.refresh_footer()
+
+    def action_show_earlier(self) -> None:
+        if self.transcript.show_earlier():
+            self.transcript.scroll_home(animate=False)
+
+    async def action_external_editor(self) -> None:
+        from .external_editor import edit_in_external_editor
+
+        text = await edit_in_external_editor(self, self.editor.text)
+        if text is not None:
+            self.set_editor_text(text)
+
+    # ------------------------------------------------------------------ what the adapter calls
+
+    def add_notice(self, text: str, level: str = "info") -> None:
+        self.transcript.add(NoticeView(text, level), lambda: NoticeView(text, level))
+
+    def refresh_footer(self) -> None:
+        from .footer_data import fill_footer
+
+        fill_footer(self.footer.data, self.controller.session)
+        self.footer.refresh_data()
+
+    def on_session_started(self, event: Any) -> None:
+        self.refresh_footer()
+
+    def reload_transcript(self) -> None:
+        """Show the active session's conversation from the start (resume, switch, tree)."""
+        session = self.controller.session
+        self.adapter.reset()
+        self.transcript.clear_all()
+        if session is not None:
+            self.transcript.add_lazy(self.adapter.history_builders(list(session.messages)))
+        self.refresh_footer()
+
+    def render_custom_message(self, message: Any) -> Any:
+        host = self.controller.host
+        renderer = host.extensions.registry.renderers.get(message.custom_type) if host is not None else None
+        if renderer is None:
+            return None
+        try:
+            return as_renderable(renderer(message, {"expanded": self.tools_expanded}, self.ui_theme))
+        except Exception as exc:
+            self.add_notice(f"renderer for {message.custom_type!r} failed: {type(exc).__name__}: {exc}", "error")
+            return None
+
+    # ------------------------------------------------------------------ what ctx.ui calls
+
+    def set_status(self, key: str, text: str | None) -> None:
+        statuses = self.footer.data.statuses
+        if text:
+            statuses[key] = text
+        else:
+            statuses.pop(key, None)
+        self.footer.refresh_data()
+
+    def set_extension_widget(self, key: str, content: Any, placement: str) -> None:
+        slot = self.slot_below if placement == "below_editor" else self.slot_above
+        other = self.slot_above if slot is self.slot_below else self.slot_below
+        if key in other.widgets:
+            other.set_widget(key, None, self._build_widget)
+        slot.set_widget(key, content, self._build_widget)
+
+    def _build_widget(self, factory: Any) -> Any:
+        return factory(self, self.ui_theme)
+
+    def set_custom_footer(self, factory: Any) -> None:
+        for child in list(self.footer_area.children):
+            if child is not self.footer:
+                child.remove()
+        if factory is None:
+            self.footer.display = True
+            return
+        try:
+            made = factory(self, self.ui_theme)
+            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
+        except Exception as exc:
+            widget = Static(f"footer failed: {type(exc).__name__}: {exc}", markup=False, classes="widget-error")
+        self.footer.display = False
+        self.footer_area.mount(widget)
+
+    def set_terminal_title(self, text: str) -> None:
+        self.title = text
+        driver = getattr(self, "_driver", None)
+        if driver is not None and hasattr(driver, "write"):
+            driver.write(f"\x1b]2;{text}\x07")
+
+    def set_editor_text(self, text: str) -> None:
+        self.editor.text = text
+        self.editor.move_cursor(self.editor.document.end)
+
+    def use_editor_factory(self, factory: Any) -> None:
+        from .custom_editor import swap_editor
+
+        swap_editor(self, factory)
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        from .widgets.tool_row import ToolRow
+
+        self.tools_expanded = expanded
+        for row in self.query(ToolRow):
+            row.set_expanded(expanded)
+
+    def switch_theme(self, theme: Any) -> dict[str, Any]:
+        spec = theme if isinstance(theme, ThemeSpec) else self.themes.get(str(theme))
+        if spec is None:
+            return {"success": False, "error": f"no theme named {theme!r} (known: {', '.join(sorted(self.themes))})"}
+        if spec.name not in self.themes or self.themes[spec.name] is not spec:
+            self.themes[spec.name] = spec
+            self.register_theme(to_textual_theme(spec))
+        self.theme_spec = spec
+        self.ui_theme = AnsiTheme(spec)
+        self.footer.token_colors = dict(spec.colors)
+        self.theme = f"wolli-{spec.name}"
+        self.footer.refresh_data()
+        return {"success": True}
+
+    def open_custom(self, factory: Any, done: Any) -> None:
+        """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
+        try:
+            made = factory(self, self.ui_theme, None, done)
+            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
+        except Exception as exc:
+            self.add_notice(f"custom component failed: {type(exc).__name__}: {exc}", "error")
+            done(None)
+            return
+        self.custom_widget = widget
+        self.editor.display = False
+        self.editor_area.mount(widget)
+        if widget.can_focus:
+            widget.focus()
+
+    def close_custom(self) -> None:
+        if self.custom_widget is not None:
+            self.custom_widget.remove()
+            self.custom_widget = None
+        self.editor.display = True
+        self.editor.focus()
+
+
+async def _maybe_await(fn: Any, *args: Any) -> None:
+    import inspect
+
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        await result

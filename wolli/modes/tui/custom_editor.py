@@ -1,0 +1,40 @@
+"""``ctx.ui.set_editor_component(factory)``: swap the prompt editor for an extension's own.
+
+``factory(app, theme, keybindings)`` returns a :class:`CustomEditor` (or subclass). It is a
+:class:`PromptEditor`, so the app's keys (Enter sends, Esc interrupts, history...) keep
+working; a subclass overrides ``_on_key`` for its own keys and calls ``super()`` for the rest.
+``None`` restores the built-in editor. A factory that raises keeps the current editor and
+says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .widgets.prompt_editor import PromptEditor
+
+
+class CustomEditor(PromptEditor):
+    """The base class for extension editors (vim or emacs modes, ...)."""
+
+
+def swap_editor(app: Any, factory: Any) -> None:
+    text = app.editor.text
+    if factory is None:
+        new = PromptEditor(app.history, id="editor")
+    else:
+        try:
+            new = factory(app, app.ui_theme, None)
+        except Exception as exc:
+            app.add_notice(f"custom editor failed: {type(exc).__name__}: {exc}", "error")
+            return
+        if not isinstance(new, PromptEditor):
+            app.add_notice("set_editor_component: the factory must return a CustomEditor", "error")
+            return
+        new.prompt_history = app.history
+    old = app.editor
+    app.editor = new
+    old.remove()
+    app.editor_area.mount(new, before=0)
+    new.text = text
+    new.focus()

@@ -1,0 +1,42 @@
+"""Ctrl+G: edit the prompt in ``$VISUAL`` / ``$EDITOR`` (the app suspends while it runs)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from typing import Any
+
+
+def editor_command() -> list[str] | None:
+    value = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    return shlex.split(value) if value else None
+
+
+async def edit_in_external_editor(app: Any, text: str) -> str | None:
+    """The edited text, or None when no editor is set or it failed (a notice says why)."""
+    command = editor_command()
+    if command is None:
+        app.notify("Set $VISUAL or $EDITOR to edit the prompt in your editor", severity="warning")
+        return None
+    fd, path = tempfile.mkstemp(prefix="wolli-prompt-", suffix=".md")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        try:
+            with app.suspend():
+                code = subprocess.call([*command, path])
+        except Exception as exc:  # no terminal to hand over (tests, some drivers)
+            app.notify(f"cannot start the editor: {exc}", severity="error")
+            return None
+        if code != 0:
+            app.notify(f"the editor exited with code {code}; the prompt is unchanged", severity="warning")
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().rstrip("\n")
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass

@@ -1,0 +1,1 @@
+"""Modal screens: the ``ctx.ui`` dialogs."""

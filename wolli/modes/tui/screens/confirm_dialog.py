@@ -1,0 +1,49 @@
+"""``ctx.ui.confirm(title, message)``: ``y`` / Enter on Yes answers True, ``n`` or Esc False."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Static
+
+from .dialog_base import TimedDialog
+
+
+class ConfirmDialog(TimedDialog[bool]):
+    BINDINGS = [
+        *TimedDialog.BINDINGS,
+        Binding("y", "answer(True)", "Yes", show=False),
+        Binding("n", "answer(False)", "No", show=False),
+        Binding("left,right", "toggle_focus", show=False),
+    ]
+
+    def __init__(self, title: str, message: str = "", **kwargs: Any) -> None:
+        super().__init__(title, cancel_value=False, **kwargs)
+        self.message = message
+
+    def compose(self):  # type: ignore[override]
+        with Vertical(classes="dialog-box"):
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            if self.message:
+                yield Static(self.message, classes="dialog-message", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes (y)", id="yes", variant="primary")
+                yield Button("No (n)", id="no")
+            yield self.countdown
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#yes", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.close(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.close(value)
+
+    def action_toggle_focus(self) -> None:
+        target = "#no" if self.focused is not None and self.focused.id == "yes" else "#yes"
+        self.query_one(target, Button).focus()

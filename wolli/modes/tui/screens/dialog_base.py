@@ -1,0 +1,69 @@
+"""What every ``ctx.ui`` dialog shares: a title, a countdown, cancellation, a default.
+
+``timeout`` (seconds) shows a countdown and answers the dialog's cancel value when it runs
+out; an abort ``signal`` closes it the same way; Esc cancels. The countdown timer runs only
+while such a dialog is open.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Generic, TypeVar
+
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Static
+
+T = TypeVar("T")
+
+
+class TimedDialog(ModalScreen[T], Generic[T]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
+    DEFAULT_CLASSES = "dialog"
+
+    def __init__(self, title: str, *, timeout: float | None = None, signal: Any = None, cancel_value: Any = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.timeout = timeout
+        self.signal = signal
+        self.cancel_value = cancel_value
+        self.countdown = Static("", classes="dialog-countdown", markup=False)
+        self._deadline: float | None = None
+        self._timer: Timer | None = None
+        self._unsubscribe: Any = None
+        self._answered = False
+
+    def on_mount(self) -> None:
+        if self.timeout is not None and self.timeout > 0:
+            self._deadline = time.monotonic() + self.timeout
+            self._tick()
+            self._timer = self.set_interval(0.25, self._tick)
+        else:
+            self.countdown.display = False
+        if self.signal is not None and hasattr(self.signal, "add_listener"):
+            app = self.app
+            # The signal may fire on a worker thread: hop onto the app's loop.
+            self._unsubscribe = self.signal.add_listener(lambda: app.call_later(self.action_cancel))
+
+    def _tick(self) -> None:
+        if self._deadline is None:
+            return
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            self.action_cancel()
+            return
+        self.countdown.update(f"closes in {int(left) + 1}s")
+
+    def close(self, value: Any) -> None:
+        if self._answered:
+            return
+        self._answered = True
+        if self._timer is not None:
+            self._timer.stop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.close(self.cancel_value)

@@ -1,0 +1,215 @@
+"""The built-in look of tool rows: a one-line header per call, a body per result.
+
+Pure functions from a tool call's arguments and result to Rich :class:`~rich.text.Text`, so
+they are tested without an app. A tool that overrides a built-in (same name) inherits the
+built-in's renderer for each slot it does not render itself (spec: per-slot inheritance).
+Colours come from the theme spec passed in (``toolDiffAdded``...).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+
+from ...config.themes import ThemeSpec
+
+# Lines shown of a result body while a row is collapsed, and at most when expanded.
+COLLAPSED_LINES = 5
+EXPANDED_LINES = 400
+
+
+def short_path(path: str, cwd: str | None = None) -> str:
+    """``path`` relative to ``cwd`` when inside it, else with the home folder as ``~``."""
+    if not path:
+        return ""
+    if cwd and os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path, cwd)
+            if not rel.startswith(".."):
+                return rel
+        except ValueError:
+            pass
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home != "/" and path.startswith(home + os.sep) else path
+
+
+def _arg(args: Any, *names: str) -> Any:
+    if not isinstance(args, dict):
+        return None
+    for name in names:
+        if args.get(name) is not None:
+            return args[name]
+    return None
+
+
+def _style(spec: ThemeSpec, token: str, extra: str = "") -> str:
+    color = spec.color(token)
+    return " ".join(part for part in (extra, color) if part)
+
+
+# --------------------------------------------------------------------------- headers
+
+
+def call_header(name: str, args: Any, spec: ThemeSpec, cwd: str | None = None) -> Text:
+    """``$ ls -la``, ``read src/app.py:10-40``, ``edit src/app.py``... for a known tool; else
+    the tool name and its arguments as compact JSON."""
+    title = _style(spec, "toolTitle", "bold")
+    text = Text()
+    path = short_path(str(_arg(args, "path", "file_path") or ""), cwd)
+    match name:
+        case "bash":
+            text.append("$ ", style=_style(spec, "bashMode", "bold"))
+            text.append(str(_arg(args, "command") or ""), style=title)
+            if _arg(args, "timeout"):
+                text.append(f"  (timeout {_arg(args, 'timeout')}s)", style=_style(spec, "dim"))
+        case "read":
+            text.append("read ", style=title)
+            text.append(path or ".", style=_style(spec, "accent"))
+            offset, limit = _arg(args, "offset"), _arg(args, "limit")
+            if offset or limit:
+                start = int(offset or 1)
+                text.append(f":{start}-{start + int(limit) - 1}" if limit else f":{start}", style=_style(spec, "dim"))
+        case "edit" | "write":
+            text.append(f"{name} ", style=title)
+            text.append(path, style=_style(spec, "accent"))
+            content = _arg(args, "content")
+            if name == "write" and isinstance(content, str):
+                lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+                text.append(f"  ({lines} line{'s' if lines != 1 else ''})", style=_style(spec, "dim"))
+        case "grep" | "find":
+            text.append(f"{name} ", style=title)
+            text.append(str(_arg(args, "pattern") or ""), style=_style(spec, "accent"))
+            where = short_path(str(_arg(args, "path") or ""), cwd)
+            if where:
+                text.append(f" in {where}", style=_style(spec, "dim"))
+            glob = _arg(args, "glob")
+            if glob:
+                text.append(f" ({glob})", style=_style(spec, "dim"))
+        case "ls":
+            text.append("ls ", style=title)
+            text.append(path or ".", style=_style(spec, "accent"))
+        case _:
+            text.append(name, style=title)
+            if args:
+                compact = json.dumps(args, ensure_ascii=False, default=str)
+                if len(compact) > 200:
+                    compact = compact[:199] + "…"
+                text.append(" " + compact, style=_style(spec, "muted"))
+    return text
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+def _tail(lines: list[str], expanded: bool) -> tuple[list[str], int]:
+    keep = EXPANDED_LINES if expanded else COLLAPSED_LINES
+    hidden = max(0, len(lines) - keep)
+    return lines[-keep:] if hidden else lines, hidden
+
+
+def _head(lines: list[str], expanded: bool) -> tuple[list[str], int]:
+    keep = EXPANDED_LINES if expanded else COLLAPSED_LINES
+    hidden = max(0, len(lines) - keep)
+    return lines[:keep], hidden
+
+
+def _more(text: Text, hidden: int, spec: ThemeSpec, where: str) -> None:
+    if hidden:
+        text.append(f"… {hidden} more line{'s' if hidden != 1 else ''} {where} (Ctrl+O to expand)\n",
+                    style=_style(spec, "dim", "italic"))
+
+
+def _lines_of(result_text: str) -> list[str]:
+    return result_text.rstrip("\n").split("\n") if result_text.strip() else []
+
+
+def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, spec: ThemeSpec,
+              elapsed_s: float | None = None) -> Text:
+    """The output's last lines, then the exit code and how long it took."""
+    text = Text()
+    lines, hidden = _tail(_lines_of(result_text), expanded)
+    _more(text, hidden, spec, "above")
+    for line in lines:
+        text.append(line + "\n", style=_style(spec, "toolOutput"))
+    code = getattr(details, "exit_code", None) if details is not None else None
+    if code is None and isinstance(details, dict):
+        code = details.get("exit_code", details.get("exitCode"))
+    status = []
+    if code is not None:
+        status.append(f"exit {code}")
+    if elapsed_s is not None:
+        status.append(f"{elapsed_s:.1f}s")
+    if status:
+        text.append(" · ".join(status), style=_style(spec, "error" if is_error or code else "dim"))
+    return text
+
+
+def diff_body(diff: str, expanded: bool, spec: ThemeSpec) -> Text:
+    """A unified diff with added, removed and context lines in the theme's diff colours."""
+    text = Text()
+    lines = [line for line in diff.split("\n") if not line.startswith(("---", "+++"))]
+    shown, hidden = _head(lines, expanded or len(lines) <= 40)
+    for line in shown:
+        if line.startswith("+"):
+            style = _style(spec, "toolDiffAdded")
+        elif line.startswith("-"):
+            style = _style(spec, "toolDiffRemoved")
+        elif line.startswith("@@"):
+            style = _style(spec, "accent", "dim")
+        else:
+            style = _style(spec, "toolDiffContext")
+        text.append(line + "\n", style=style)
+    _more(text, hidden, spec, "below")
+    return text
+
+
+def write_body(content: str, expanded: bool, spec: ThemeSpec) -> Text:
+    """A new file's content as added lines."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    text = Text()
+    shown, hidden = _head(lines, expanded)
+    for line in shown:
+        text.append("+" + line + "\n", style=_style(spec, "toolDiffAdded"))
+    _more(text, hidden, spec, "below")
+    return text
+
+
+def listing_body(result_text: str, expanded: bool, spec: ThemeSpec) -> Text:
+    """The first hits of read, grep, find and ls."""
+    text = Text()
+    shown, hidden = _head(_lines_of(result_text), expanded)
+    for line in shown:
+        text.append(line + "\n", style=_style(spec, "toolOutput"))
+    _more(text, hidden, spec, "below")
+    return text
+
+
+def result_body(name: str, args: Any, result_text: str, details: Any, is_error: bool, expanded: bool,
+                spec: ThemeSpec, elapsed_s: float | None = None) -> Text:
+    """The built-in body for a tool's result (errors show their message whatever the tool)."""
+    if is_error and name != "bash":
+        return Text(result_text.strip() or "failed", style=_style(spec, "error"))
+    match name:
+        case "bash":
+            return bash_body(result_text, details, is_error, expanded, spec, elapsed_s)
+        case "edit":
+            diff = details.get("diff") if isinstance(details, dict) else None
+            return diff_body(diff, expanded, spec) if diff else listing_body(result_text, expanded, spec)
+        case "write":
+            content = _arg(args, "content")
+            return write_body(content, expanded, spec) if isinstance(content, str) else listing_body(
+                result_text, expanded, spec)
+        case _:
+            return listing_body(result_text, expanded, spec)
+
+
+# Which built-in tools have a renderer (a tool overriding one of these names inherits it).
+BUILTIN_RENDERED = ("bash", "read", "edit", "write", "grep", "find", "ls")
+
+Renderer = Callable[..., Any]

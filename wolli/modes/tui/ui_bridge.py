@@ -1,0 +1,179 @@
+"""``ctx.ui`` in the full-screen app: every member of the spec, on Textual.
+
+Dialogs are modal screens answered one at a time (a second extension asking while a dialog
+is open waits its turn instead of overlapping). Calls may come from a tool's worker thread:
+everything that touches the screen hops onto the app's thread first, and a dialog asked from
+another thread is awaited there through the app's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import webbrowser
+from collections.abc import Callable
+from typing import Any
+
+from ...extensions.ui import NullUI
+
+
+class TuiUI(NullUI):
+    has_ui = True
+
+    # ``app`` is the WolliApp; not imported here, since the app imports this module.
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._dialog_lock = asyncio.Lock()
+        self.autocomplete_providers: list[Callable[..., Any]] = []
+        self.editor_factory: Any = None
+
+    # ------------------------------------------------------------------ threads
+
+    def _on_app_thread(self) -> bool:
+        return threading.get_ident() == getattr(self.app, "_thread_id", threading.get_ident())
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn`` on the app's thread (at once when already there)."""
+        if self._on_app_thread():
+            return fn(*args)
+        return self.app.call_from_thread(fn, *args)
+
+    async def _dialog(self, make_screen: Callable[[], Any]) -> Any:
+        loop = getattr(self.app, "_loop", None)
+        running = asyncio.get_running_loop()
+        if loop is not None and running is not loop:  # asked from another loop/thread
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._dialog(make_screen), loop))
+        async with self._dialog_lock:
+            future: asyncio.Future[Any] = running.create_future()
+
+            def answered(value: Any) -> None:
+                if not future.done():
+                    future.set_result(value)
+
+            self.app.push_screen(make_screen(), callback=answered)
+            return await future
+
+    # ------------------------------------------------------------------ dialogs
+
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+        from .screens.select_dialog import SelectDialog
+
+        if signal is not None and getattr(signal, "aborted", False):
+            return None
+        return await self._dialog(lambda: SelectDialog(title, options, timeout=timeout, signal=signal))
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+        from .screens.confirm_dialog import ConfirmDialog
+
+        if signal is not None and getattr(signal, "aborted", False):
+            return False
+        return bool(await self._dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
+
+    async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
+                    signal: Any = None) -> str | None:
+        from .screens.input_dialog import InputDialog
+
+        if signal is not None and getattr(signal, "aborted", False):
+            return None
+        return await self._dialog(lambda: InputDialog(title, placeholder, timeout=timeout, signal=signal))
+
+    async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
+                     signal: Any = None) -> str | None:
+        from .screens.editor_dialog import EditorDialog
+
+        if signal is not None and getattr(signal, "aborted", False):
+            return None
+        return await self._dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
+
+    async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
+        """Replace the editor with ``factory(app, theme, keybindings, done)`` until ``done(value)``."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def done(value: Any = None) -> None:
+            def finish() -> None:
+                if not future.done():
+                    future.set_result(value)
+                self.app.close_custom()
+
+            self._call(finish)
+
+        self._call(self.app.open_custom, factory, done)
+        return await future
+
+    # ------------------------------------------------------------------ notices and state
+
+    def notify(self, message: str, level: str = "info") -> None:
+        severity = {"warn": "warning"}.get(level, level)
+        if severity not in ("information", "warning", "error"):
+            severity = "information"
+        self._call(lambda: self.app.notify(str(message), severity=severity))  # type: ignore[arg-type]
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._call(self.app.set_status, key, text)
+
+    def set_working_message(self, text: str | None = None) -> None:
+        self._call(lambda: self.app.working.set_message(text))
+
+    def set_working_visible(self, visible: bool) -> None:
+        self._call(lambda: self.app.working.set_visible(visible))
+
+    def set_working_indicator(self, frames: list[str] | None = None, interval_ms: int | None = None) -> None:
+        self._call(lambda: self.app.working.set_indicator(frames, interval_ms))
+
+    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+        self._call(self.app.set_extension_widget, key, content, placement)
+
+    def set_footer(self, factory: Any) -> None:
+        self._call(self.app.set_custom_footer, factory)
+
+    def set_title(self, text: str) -> None:
+        self._call(self.app.set_terminal_title, text)
+
+    # ------------------------------------------------------------------ the editor
+
+    def set_editor_text(self, text: str) -> None:
+        self._call(self.app.set_editor_text, text)
+
+    def get_editor_text(self) -> str:
+        return self._call(lambda: self.app.editor.text)
+
+    def paste_to_editor(self, text: str) -> None:
+        self._call(lambda: self.app.editor.insert(text))
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        self.autocomplete_providers.append(factory)
+
+    def set_editor_component(self, factory: Any) -> None:
+        self.editor_factory = factory
+        self._call(self.app.use_editor_factory, factory)
+
+    def get_editor_component(self) -> Any:
+        return self.editor_factory
+
+    # ------------------------------------------------------------------ tools and themes
+
+    def get_tools_expanded(self) -> bool:
+        return self.app.tools_expanded
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        self._call(self.app.set_tools_expanded, bool(expanded))
+
+    def get_all_themes(self) -> list[dict[str, Any]]:
+        return [{"name": spec.name, "path": spec.path} for spec in self.app.themes.values()]
+
+    def get_theme(self, name: str) -> Any:
+        return self.app.themes.get(name)
+
+    def set_theme(self, theme: Any) -> dict[str, Any]:
+        return self._call(self.app.switch_theme, theme)
+
+    @property
+    def theme(self) -> Any:
+        return self.app.ui_theme
+
+    def open_url(self, url: str) -> None:
+        try:
+            webbrowser.open(url)
+        except Exception as exc:  # no browser here: say where to go instead
+            self.notify(f"cannot open {url}: {exc}", "warning")

@@ -1,0 +1,98 @@
+"""An assistant message: thinking blocks and markdown text, appended to as it streams.
+
+``sync(message)`` is called at most ~30 times a second (the frame batcher) with the partial
+message; only the text that arrived since the last call is appended (the markdown widget
+re-parses just its last block), so the cost per frame does not grow with the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from ....ai.types import TextContent, ThinkingContent
+from .markdown_view import ThemedMarkdown
+from .thinking_block import ThinkingBlock
+
+
+class AssistantMessageView(Vertical):
+    DEFAULT_CSS = "AssistantMessageView { height: auto; }"
+    DEFAULT_CLASSES = "message assistant-message"
+
+    def __init__(self, show_thinking: bool = False, hide_thinking: bool = False) -> None:
+        super().__init__()
+        self.show_thinking = show_thinking
+        self.hide_thinking = hide_thinking
+        # content index -> (widget, length of its text already shown)
+        self._blocks: dict[int, tuple[Any, int]] = {}
+        self.error: Static | None = None
+        # Set before mounting (a row rebuilt from history): shown once mounted.
+        self.pending_message: Any = None
+        self._final = False
+
+    def on_mount(self) -> None:
+        if self.pending_message is not None:
+            message, self.pending_message = self.pending_message, None
+            self.finish(message) if self._final else self.sync(message)
+
+    def sync(self, message: Any) -> None:
+        if not self.is_mounted:
+            self.pending_message = message
+            return
+        for index, block in enumerate(getattr(message, "content", []) or []):
+            if isinstance(block, TextContent):
+                self._sync_text(index, block.text)
+            elif isinstance(block, ThinkingContent) and not self.hide_thinking:
+                self._sync_thinking(index, block.thinking)
+
+    def _sync_text(self, index: int, text: str) -> None:
+        known = self._blocks.get(index)
+        if known is None:
+            if not text.strip():
+                return
+            widget = ThemedMarkdown(text)
+            self._blocks[index] = (widget, len(text))
+            self.mount(widget)
+            return
+        widget, shown = known
+        if len(text) > shown:
+            widget.append(text[shown:])
+            self._blocks[index] = (widget, len(text))
+
+    def _sync_thinking(self, index: int, text: str) -> None:
+        known = self._blocks.get(index)
+        if known is None:
+            if not text.strip():
+                return
+            widget = ThinkingBlock(text, expanded=self.show_thinking)
+            self._blocks[index] = (widget, len(text))
+            self.mount(widget)
+            return
+        widget, shown = known
+        if len(text) > shown:
+            widget.append(text[shown:])
+            self._blocks[index] = (widget, len(text))
+
+    def finish(self, message: Any) -> None:
+        """The final message: show whatever is left, and an error or abort line."""
+        if not self.is_mounted:
+            self.pending_message, self._final = message, True
+            return
+        self.sync(message)
+        stop = getattr(message, "stop_reason", "stop")
+        if stop in ("error", "aborted") and self.error is None:
+            text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"
+            self.error = Static(text, markup=False, classes="message-error")
+            self.mount(self.error)
+
+    def set_thinking_visible(self, visible: bool) -> None:
+        self.show_thinking = visible
+        for widget, _ in self._blocks.values():
+            if isinstance(widget, ThinkingBlock):
+                widget.set_expanded(visible)
+
+    @property
+    def markdown_text(self) -> str:
+        return "".join(getattr(w, "source", "") for w, _ in self._blocks.values() if isinstance(w, ThemedMarkdown))

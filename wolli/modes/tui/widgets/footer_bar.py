@@ -1,0 +1,108 @@
+"""The footer: where you are, what it costs, how full the context is, which model.
+
+Two lines: ``~/project (main) · session name`` on the left and extension statuses on the
+right; then tokens in/out, cache read/write, cost, context use (warning colour past 70%,
+error colour past 90%), model and thinking level. ``set_footer`` replaces it entirely.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+def format_tokens(n: int) -> str:
+    for size, unit in ((1_000_000, "M"), (1000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}".removesuffix(".0") + unit
+    return str(n)
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch, read from ``.git/HEAD`` (no subprocess on the first frame)."""
+    path = Path(cwd).resolve()
+    for folder in (path, *path.parents):
+        head = folder / ".git"
+        if head.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                target = head.read_text().strip().removeprefix("gitdir:").strip()
+                head = (folder / target).resolve()
+            except OSError:
+                return None
+        if (head / "HEAD").is_file():
+            try:
+                ref = (head / "HEAD").read_text().strip()
+            except OSError:
+                return None
+            return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref:") else ref[:8]
+    return None
+
+
+def home_short(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home) :]
+    return path
+
+
+@dataclass
+class FooterData:
+    cwd: str = ""
+    branch: str | None = None
+    session_name: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+    context_percent: float | None = None
+    model: str = "no model"
+    thinking: str | None = None
+    statuses: dict[str, str] = field(default_factory=dict)
+
+
+class FooterBar(Static):
+    DEFAULT_CLASSES = "footer-bar"
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self.data = FooterData()
+        self.token_colors: dict[str, str | None] = {}  # theme tokens (muted, warning, error, accent)
+
+    def refresh_data(self) -> None:
+        self.update(self.render_text())
+
+    def render_text(self) -> Text:
+        d = self.data
+        line = Text()
+        line.append(home_short(d.cwd), style="bold")
+        if d.branch:
+            line.append(f" ({d.branch})", style=self._c("muted"))
+        if d.session_name:
+            line.append(f" · {d.session_name}")
+        if d.statuses:
+            line.append("   ")
+            line.append("  ".join(text for text in d.statuses.values() if text))
+        line.append("\n")
+        parts = [f"↑{format_tokens(d.tokens_in)} ↓{format_tokens(d.tokens_out)}"]
+        if d.cache_read or d.cache_write:
+            parts.append(f"R{format_tokens(d.cache_read)} W{format_tokens(d.cache_write)}")
+        parts.append(f"${d.cost:.3f}")
+        line.append("  ".join(parts))
+        if d.context_percent is not None:
+            pct = d.context_percent
+            style = self._c("error", "bold") if pct >= 90 else self._c("warning", "bold") if pct >= 70 else ""
+            line.append("  ")
+            line.append(f"{pct:.0f}% context", style=style)
+        line.append("  ")
+        line.append(d.model, style=self._c("accent"))
+        if d.thinking:
+            line.append(f" · {d.thinking}")
+        return line
+
+    def _c(self, token: str, extra: str = "") -> str:
+        return " ".join(p for p in (extra, self.token_colors.get(token) or "") if p)

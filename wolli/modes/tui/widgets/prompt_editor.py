@@ -1,0 +1,108 @@
+"""The editor: multi-line input with the keys of a chat (Enter sends, Shift+Enter/Ctrl+J add
+a line), history at the edges, collapsed pastes and ``$VISUAL``/``$EDITOR`` editing.
+
+The editor only says what the user did (messages ``Submitted``, ``FollowUp``); the app
+decides what that means (a prompt, steering while the agent works, a command, ``!cmd``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+from ..history import PromptHistory
+
+PASTE_COLLAPSE_LINES = 10
+_PASTE_MARK = re.compile(r"\[paste #(\d+) \+\d+ lines\]")
+
+
+class PromptEditor(TextArea):
+    @dataclass
+    class Submitted(Message):
+        text: str
+
+    @dataclass
+    class FollowUp(Message):
+        text: str
+
+    def __init__(self, history: PromptHistory | None = None, **kwargs) -> None:
+        kwargs.setdefault("id", "editor")
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
+        self.prompt_history = history or PromptHistory(None)
+        self.pastes: dict[int, str] = {}
+        self._paste_count = 0
+
+    # ------------------------------------------------------------------ keys
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key == "enter":
+            self._consume(event)
+            self._send(self.Submitted)
+            return
+        if key in ("shift+enter", "ctrl+j"):
+            self._consume(event)
+            self.insert("\n")
+            return
+        if key in ("alt+enter", "ctrl+enter"):
+            self._consume(event)
+            self._send(self.FollowUp)
+            return
+        if key == "up" and self.cursor_location[0] == 0:
+            previous = self.prompt_history.previous(self.text)
+            if previous is not None:
+                self._consume(event)
+                self._replace(previous, at_end=False)
+                return
+        if key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            following = self.prompt_history.next()
+            if following is not None:
+                self._consume(event)
+                self._replace(following, at_end=True)
+                return
+        await super()._on_key(event)
+
+    @staticmethod
+    def _consume(event: events.Key) -> None:
+        event.prevent_default()
+        event.stop()
+
+    def _replace(self, text: str, at_end: bool) -> None:
+        self.text = text
+        if at_end:
+            self.move_cursor(self.document.end)
+        else:
+            self.move_cursor((0, len(self.document.get_line(0))))
+
+    def _send(self, message_type: type[Message]) -> None:
+        text = self.expanded_text()
+        if not text.strip():
+            return
+        self.prompt_history.add(text)
+        self.clear_all()
+        self.post_message(message_type(text))  # type: ignore[call-arg]
+
+    # ------------------------------------------------------------------ pastes
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        lines = event.text.count("\n") + 1
+        if lines > PASTE_COLLAPSE_LINES:
+            event.prevent_default()
+            event.stop()
+            self._paste_count += 1
+            self.pastes[self._paste_count] = event.text
+            self.insert(f"[paste #{self._paste_count} +{lines} lines]")
+            return
+        await super()._on_paste(event)
+
+    def expanded_text(self) -> str:
+        """The text with every collapsed paste marker replaced by what was pasted."""
+        return _PASTE_MARK.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
+
+    def clear_all(self) -> None:
+        self.text = ""
+        self.pastes.clear()

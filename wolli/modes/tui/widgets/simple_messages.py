@@ -1,0 +1,64 @@
+"""Transcript rows with no streaming: bash executions, summaries, notices, custom messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ....ai.types import content_text
+
+
+class BashExecutionView(Static):
+    """``!cmd`` typed by the user: the command, its output tail and exit code."""
+
+    DEFAULT_CLASSES = "message bash-execution"
+
+    def __init__(self, message: Any) -> None:
+        text = Text()
+        text.append(("!! " if message.exclude_from_context else "! ") + message.command + "\n", style="bold")
+        lines = message.output.rstrip("\n").split("\n") if message.output.strip() else []
+        if len(lines) > 20:
+            text.append(f"… {len(lines) - 20} earlier lines\n", style="dim italic")
+            lines = lines[-20:]
+        for line in lines:
+            text.append(line + "\n")
+        status = "cancelled" if message.cancelled else f"exit {message.exit_code}"
+        text.append(status, style="dim")
+        super().__init__(text)
+
+
+class SummaryView(Static):
+    """A compaction or branch summary: what older messages were condensed into."""
+
+    DEFAULT_CLASSES = "message summary"
+
+    def __init__(self, title: str, summary: str) -> None:
+        text = Text(title + "\n", style="bold")
+        text.append(summary.strip())
+        super().__init__(text)
+
+
+class NoticeView(Static):
+    """A line from Wolli itself: retries, compaction, extension errors, warnings."""
+
+    DEFAULT_CLASSES = "notice"
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__(text, markup=False)
+        self.add_class(f"notice-{level}")
+
+
+class CustomMessageView(Static):
+    """A custom message an extension sent, with no renderer of its own: the spec's boxed
+    ``[customType]`` label above the content."""
+
+    DEFAULT_CLASSES = "message custom-message"
+
+    def __init__(self, message: Any, body: Any = None) -> None:
+        if body is None:
+            text = Text(f"[{message.custom_type}]\n", style="bold")
+            text.append(content_text(message.content) if not isinstance(message.content, str) else message.content)
+            body = text
+        super().__init__(body)

@@ -1,0 +1,128 @@
+"""The scrolling transcript, with a bounded number of mounted rows.
+
+Every row is kept as an item (a function that builds its widget); only the last
+``MAX_MOUNTED`` are mounted. Older ones are represented by one line at the top saying how
+many are hidden; scrolling to the very top (or Ctrl+Home) mounts the previous page. So a
+resumed 2,000-message session mounts a few dozen widgets, and the cost of a frame does not
+grow with the length of the conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Static
+
+MAX_MOUNTED = 60
+PAGE = 40
+
+
+class Transcript(VerticalScroll):
+    can_focus = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Callable[[], Widget]] = []
+        self.mounted: list[Widget] = []  # widgets of items[first_mounted:], in order
+        self.first_mounted = 0
+        self.more = Static("", classes="earlier", markup=False)
+        self.more.display = False
+
+    def on_mount(self) -> None:
+        self.mount(self.more)
+        # Anchoring keeps the newest row in view as text streams in; it is switched on once
+        # the rows overflow, since an anchored container also pushes short content to the bottom.
+        self.call_after_refresh(self._maybe_anchor)
+
+    def follow(self) -> None:
+        """After rows grew (streaming): start following the end once they overflow."""
+        if not self.is_anchored:
+            self.call_after_refresh(self._maybe_anchor)
+
+    def _maybe_anchor(self) -> None:
+        if not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
+
+    @property
+    def hidden_count(self) -> int:
+        return self.first_mounted
+
+    def add(self, widget: Widget, rebuild: Callable[[], Widget] | None = None) -> Widget:
+        """Append a live widget (streaming rows are added this way). ``rebuild`` makes a fresh
+        copy when the row scrolls back into the window after it was unmounted."""
+        self.items.append(rebuild or (lambda: Static("…", classes="notice")))
+        self.mounted.append(widget)
+        self.mount(widget)
+        self._trim()
+        self.call_after_refresh(self._maybe_anchor)
+        return widget
+
+    def add_lazy(self, builders: list[Callable[[], Widget]]) -> None:
+        """Append rows built only when they come into the mounted window (history)."""
+        start = len(self.items)
+        self.items.extend(builders)
+        window_start = max(start, len(self.items) - MAX_MOUNTED)
+        if window_start > start:  # everything mounted so far scrolls out of the window
+            for widget in self.mounted:
+                widget.remove()
+            self.mounted = []
+            self.first_mounted = window_start
+        widgets = [build() for build in self.items[window_start:]]
+        self.mounted.extend(widgets)
+        if widgets:
+            self.mount_all(widgets)
+        self._trim()
+        self._update_more()
+        self.call_after_refresh(self._maybe_anchor)
+
+    def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
+        """Once a streamed row is complete, say how to build it again from its data."""
+        for offset, mounted in enumerate(self.mounted):
+            if mounted is widget:
+                self.items[self.first_mounted + offset] = rebuild
+                return
+
+    def _trim(self) -> None:
+        excess = len(self.mounted) - MAX_MOUNTED
+        if excess > 0:
+            for widget in self.mounted[:excess]:
+                widget.remove()
+            del self.mounted[:excess]
+            self.first_mounted += excess
+        self._update_more()
+
+    def _update_more(self) -> None:
+        if self.first_mounted:
+            self.more.update(f"▲ {self.first_mounted} earlier message{'s' if self.first_mounted != 1 else ''} "
+                             "(scroll to the top to show more)")
+            self.more.display = True
+        else:
+            self.more.display = False
+
+    def show_earlier(self) -> int:
+        """Mount the previous page of rows above the window; returns how many."""
+        if not self.first_mounted:
+            return 0
+        start = max(0, self.first_mounted - PAGE)
+        widgets = [build() for build in self.items[start : self.first_mounted]]
+        self.mount_all(widgets, after=self.more)
+        self.mounted[:0] = widgets
+        self.first_mounted = start
+        self._update_more()
+        return len(widgets)
+
+    def _on_mouse_scroll_up(self, event) -> None:
+        # At the top already: the wheel asks for the rows above the window.
+        if self.scroll_y <= 0 and self.first_mounted:
+            self.show_earlier()
+
+    def clear_all(self) -> None:
+        for widget in self.mounted:
+            widget.remove()
+        self.items.clear()
+        self.mounted.clear()
+        self.first_mounted = 0
+        self._update_more()
