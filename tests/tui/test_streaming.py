@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wolli.ai.providers.faux import faux_text, faux_thinking, faux_tool_call
+from wolli.ai.providers.faux import faux_thinking, faux_tool_call
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
 from wolli.modes.tui.widgets.tool_row import ToolRow

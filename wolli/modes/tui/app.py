@@ -72,7 +72,7 @@ class WolliApp(App[int]):
         self.queued = QueuedMessages()
         self.slot_above = ExtensionSlot("above_editor")
         self.slot_below = ExtensionSlot("below_editor")
-        self.editor: Any = PromptEditor(self.history, id="editor")
+        self.editor: Any = PromptEditor(self.history)
         self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
         self.footer = FooterBar()
         self.footer_area = Vertical(id="footer-area")
@@ -143,12 +143,12 @@ class WolliApp(App[int]):
         now = time.monotonic()
         if self.editor.text:
             self.editor.clear_all()
+            self._last_ctrl_c = 0.0
         elif now - self._last_ctrl_c < QUIT_WINDOW_S:
             self.exit(0)
-            return
         else:
             self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW_S)
-        self._last_ctrl_c = now
+            self._last_ctrl_c = now
 
     def action_quit_if_empty(self) -> None:
         if not self.editor.text:

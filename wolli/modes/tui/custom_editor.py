@@ -21,7 +21,7 @@ class CustomEditor(PromptEditor):
 def swap_editor(app: Any, factory: Any) -> None:
     text = app.editor.text
     if factory is None:
-        new = PromptEditor(app.history, id="editor")
+        new = PromptEditor(app.history)
     else:
         try:
             new = factory(app, app.ui_theme, None)

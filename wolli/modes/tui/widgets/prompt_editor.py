@@ -30,7 +30,6 @@ class PromptEditor(TextArea):
         text: str
 
     def __init__(self, history: PromptHistory | None = None, **kwargs) -> None:
-        kwargs.setdefault("id", "editor")
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
         self.prompt_history = history or PromptHistory(None)
         self.pastes: dict[int, str] = {}

@@ -46,7 +46,9 @@ class WorkingRow(Static):
     def set_indicator(self, frames: list[str] | None, interval_ms: int | None) -> None:
         self.frames = list(frames) if frames else list(DEFAULT_FRAMES)
         self.interval_s = max(0.03, (interval_ms or 80) / 1000)
+        self.frame = 0
         self._restart_timer()
+        self._render_row()
 
     def set_visible(self, visible: bool | None) -> None:
         self.visible_override = visible

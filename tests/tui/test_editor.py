@@ -1,0 +1,114 @@
+"""The editor and the keys around it: send, steer, follow up, abort, history, pastes, quit."""
+
+from __future__ import annotations
+
+from textual import events
+
+from tests.support.waiting import wait_until
+from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
+from wolli.modes.tui.widgets.simple_messages import BashExecutionView
+
+from .helpers import idle_after, ready, type_and_send
+
+
+async def test_enter_while_streaming_steers_and_esc_aborts_and_restores_the_queue(make_app, faux):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.tokens_per_second = 40
+        faux.push(" ".join(["slow"] * 400))
+        await type_and_send(pilot, "start")
+        session = app.controller.session
+        await wait_until(lambda: session.is_streaming, 5, "streaming")
+        assert app.working.display
+        await type_and_send(pilot, "steer this")
+        await pilot.press(*"later", "alt+enter")
+        await wait_until(lambda: app.queued.display, 5, "the queue row")
+        assert app.queued.steering == ["steer this"] and app.queued.follow_up == ["later"]
+        await pilot.press("escape")
+        await wait_until(lambda: session.is_idle(), 5, "the abort")
+        assert app.editor.text == "steer this\nlater"
+        await pilot.pause()
+        assert not app.working.display
+        last = session.messages[-1]
+        assert last.stop_reason == "aborted"
+        assert "Interrupted" in str(app.query(AssistantMessageView).last().error.render())
+
+
+async def test_history_with_up_and_down_persists_per_agent(make_app, faux, wolli_home):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.push("one", "two")
+        await type_and_send(pilot, "first prompt")
+        await idle_after(app, pilot, 2)
+        await type_and_send(pilot, "second prompt")
+        await idle_after(app, pilot, 4)
+        await pilot.press(*"draft")
+        await pilot.press("up")
+        assert app.editor.text == "second prompt"
+        await pilot.press("up")
+        assert app.editor.text == "first prompt"
+        await pilot.press("down", "down")
+        assert app.editor.text == "draft"
+    assert (wolli_home / "agents" / "default" / "prompt-history.jsonl").read_text().splitlines() == [
+        '"first prompt"', '"second prompt"']
+    again = make_app()
+    async with again.run_test() as pilot:
+        await ready(again)
+        await pilot.press("up")
+        assert again.editor.text == "second prompt"
+
+
+async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        pasted = "\n".join(f"log line {i}" for i in range(30))
+        app.editor.post_message(events.Paste(pasted))
+        await wait_until(lambda: "[paste #1 +30 lines]" in app.editor.text, 5, "the paste marker")
+        await pilot.press("end", *" explain")
+        faux.push("ok")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        assert faux.contexts[-1].messages[-1].content == pasted + " explain"
+
+
+async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        await pilot.press(*"some text")
+        await pilot.press("ctrl+c")
+        assert app.editor.text == ""
+        await pilot.press("ctrl+c")
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await wait_until(lambda: not app.is_running, 5, "the app to quit")
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        await pilot.press("x", "ctrl+d")
+        assert app.is_running  # not empty: Ctrl+D is not quit
+        await pilot.press("backspace", "ctrl+d")
+        await wait_until(lambda: not app.is_running, 5, "the app to quit")
+
+
+async def test_bang_runs_a_shell_command_and_shows_its_output(make_app, project):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        await type_and_send(pilot, "!echo hello-from-shell")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
+        assert "hello-from-shell" in str(app.query(BashExecutionView).first().render())
+        assert app.controller.session.messages[-1].role == "bashExecution"
+
+
+async def test_shift_tab_cycles_the_thinking_level(make_app):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        before = app.controller.session.thinking_level
+        await pilot.press("shift+tab")
+        await wait_until(lambda: app.controller.session.thinking_level != before, 5, "a new level")
+        assert app.controller.session.thinking_level in app.footer.render_text().plain
