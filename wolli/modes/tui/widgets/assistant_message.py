@@ -31,14 +31,16 @@ class AssistantMessageView(Vertical):
         # Set before mounting (a row rebuilt from history): shown once mounted.
         self.pending_message: Any = None
         self._final = False
+        self._ready = False  # mounted: children can be mounted into it
 
     def on_mount(self) -> None:
+        self._ready = True
         if self.pending_message is not None:
             message, self.pending_message = self.pending_message, None
             self.finish(message) if self._final else self.sync(message)
 
     def sync(self, message: Any) -> None:
-        if not self.is_mounted:
+        if not self._ready:
             self.pending_message = message
             return
         for index, block in enumerate(getattr(message, "content", []) or []):
@@ -77,7 +79,7 @@ class AssistantMessageView(Vertical):
 
     def finish(self, message: Any) -> None:
         """The final message: show whatever is left, and an error or abort line."""
-        if not self.is_mounted:
+        if not self._ready:
             self.pending_message, self._final = message, True
             return
         self.sync(message)

@@ -135,6 +135,8 @@ class ToolRow(Vertical):
             parts.append(Text(error, style=self.context.spec.color("error") or "red"))
         if len(parts) == 1:
             self.body.update(parts[0])
+        elif all(isinstance(p, Text) for p in parts):
+            self.body.update(Text("\n").join(parts))  # type: ignore[arg-type]
         else:
             from rich.console import Group
 

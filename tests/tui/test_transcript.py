@@ -1,0 +1,114 @@
+"""History on resume, a bounded number of mounted rows, renderers and their fallbacks."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.support.waiting import wait_until
+from wolli.ai.providers.faux import faux_tool_call
+from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
+from wolli.modes.tui.widgets.simple_messages import CustomMessageView
+from wolli.modes.tui.widgets.tool_row import ToolRow
+from wolli.modes.tui.widgets.transcript import MAX_MOUNTED
+from wolli.modes.tui.widgets.user_message import UserMessageView
+
+from .helpers import idle_after, ready, type_and_send
+
+
+async def test_resuming_a_session_shows_its_history_with_tool_rows(make_app, faux, project):
+    (project / "a.txt").write_text("content of a\n")
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("read", {"path": "a.txt"})], "it says content")
+        await type_and_send(pilot, "what is in a.txt")
+        await idle_after(app, pilot, 4)
+        session_id = app.controller.session.session_id
+    resumed = make_app(session=session_id)
+    async with resumed.run_test() as pilot:
+        await ready(resumed)
+        await wait_until(lambda: len(resumed.query(ToolRow)) == 1, 5, "the history")
+        await pilot.pause()
+        assert [u.text for u in resumed.query(UserMessageView)] == ["what is in a.txt"]
+        row = resumed.query(ToolRow).first()
+        assert row.state == "success" and "content of a" in str(row.body.render())
+        assert "it says content" in resumed.query(AssistantMessageView).last().markdown_text
+
+
+async def test_a_long_session_mounts_a_bounded_window_and_pages_back(make_app, faux):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        for i in range(60):
+            faux.push(f"answer {i}")
+            await app.controller.session.prompt(f"question {i}")
+        await pilot.pause()
+        transcript = app.transcript
+        assert len(transcript.items) >= 120
+        assert len(transcript.mounted) <= MAX_MOUNTED
+        assert transcript.hidden_count == len(transcript.items) - len(transcript.mounted)
+        assert "earlier messages" in str(transcript.more.render())
+        shown = transcript.show_earlier()
+        await pilot.pause()
+        assert shown > 0 and transcript.hidden_count == len(transcript.items) - len(transcript.mounted)
+
+
+RENDERING = textwrap.dedent("""
+    def extension(wolli):
+        def execute(tool_call_id, params, signal, on_update, ctx):
+            return {"content": [{"type": "text", "text": "counted " + str(params["n"])}], "details": {"n": params["n"]}}
+
+        def render_call(args, theme, context):
+            return theme.fg("accent", "COUNT ") + str(args["n"])
+
+        def render_result(result, options, theme, context):
+            if result.details["n"] == 13:
+                raise ValueError("unlucky")
+            return "RESULT " + str(result.details["n"])
+
+        wolli.register_tool({
+            "name": "count", "description": "Count", "execute": execute,
+            "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+            "render_call": render_call, "render_result": render_result,
+        })
+
+        def render_note(message, options, theme):
+            return "NOTE: " + message.content
+
+        wolli.register_message_renderer("note", render_note)
+
+        async def send(args, ctx):
+            await ctx.session.send_message({"custom_type": args or "note", "content": "remember", "display": True})
+
+        wolli.register_command("send", description="send a custom message", handler=send)
+""")
+
+
+async def test_tool_renderers_take_their_slots_and_a_raising_one_falls_back(make_app, faux, tmp_path):
+    ext = tmp_path / "rendering.py"
+    ext.write_text(RENDERING)
+    app = make_app(extensions=[str(ext)])
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("count", {"n": 7}), faux_tool_call("count", {"n": 13})], "done")
+        await type_and_send(pilot, "count")
+        await idle_after(app, pilot, 5)
+        first, second = list(app.query(ToolRow))
+        assert str(first.header.render()) == "COUNT 7" and str(first.body.render()) == "RESULT 7"
+        body = str(second.body.render())
+        assert "counted 13" in body and "render_result of count failed: ValueError: unlucky" in body
+
+
+async def test_custom_messages_use_their_renderer_or_the_boxed_fallback(make_app, tmp_path):
+    ext = tmp_path / "rendering.py"
+    ext.write_text(RENDERING)
+    app = make_app(extensions=[str(ext)])
+    async with app.run_test() as pilot:
+        await ready(app)
+        await type_and_send(pilot, "/send")
+        await wait_until(lambda: len(app.query(CustomMessageView)) == 1, 5, "the note")
+        await type_and_send(pilot, "/send other")
+        await wait_until(lambda: len(app.query(CustomMessageView)) == 2, 5, "the second")
+        note, other = list(app.query(CustomMessageView))
+        assert str(note.render()) == "NOTE: remember"
+        assert str(other.render()).startswith("[other]") and "remember" in str(other.render())
