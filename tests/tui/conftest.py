@@ -38,8 +38,9 @@ def make_app(faux, project, wolli_home):
     from wolli.modes.tui.app import WolliApp
 
     def build(*, extensions: list[str] | None = None, **request: object) -> WolliApp:
-        req = StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False,
-                             extension_paths=list(extensions or []), **request)  # type: ignore[arg-type]
+        fields: dict[str, object] = {"cwd": str(project), "model": "faux/faux-1", **request}
+        req = StartupRequest(mode="tui", require_model=False, extension_paths=list(extensions or []),
+                             **fields)  # type: ignore[arg-type]
         return WolliApp(req, agent_home=wolli_home / "agents" / "default")
 
     return build

@@ -164,3 +164,32 @@ async def test_ui_calls_from_a_worker_thread_reach_the_screen(make_app):
         await pilot.pause()
         assert "from a thread" in app.footer.render_text().plain
         assert "thread notice" in [n.message for n in app._notifications]
+
+
+async def test_prints_become_notices_and_quitting_runs_session_shutdown(make_app, tmp_path):
+    ext = tmp_path / "noisy.py"
+    marker = tmp_path / "shutdown.txt"
+    ext.write_text(textwrap.dedent(f"""
+        import sys
+
+        def extension(wolli):
+            def started(event, ctx):
+                print("hello from an extension")
+                print("a warning", file=sys.stderr)
+
+            def stopped(event, ctx):
+                open({str(marker)!r}, "w").write(event.reason)
+
+            wolli.on("session_start", started)
+            wolli.on("session_shutdown", stopped)
+    """))
+    from wolli.modes.tui.widgets.simple_messages import NoticeView
+
+    app = make_app(extensions=[str(ext)])
+    async with app.run_test() as pilot:
+        await ready(app)
+        await wait_until(lambda: len(app.query(NoticeView)) >= 2, 5, "the notices")
+        texts = [str(n.render()) for n in app.query(NoticeView)]
+        assert "hello from an extension" in texts and "a warning" in texts
+        await pilot.press("ctrl+d")
+    assert marker.read_text() == "quit"

@@ -78,6 +78,7 @@ class WolliApp(App[int]):
         self.footer_area = Vertical(id="footer-area")
         self.custom_widget: Widget | None = None
         self._last_ctrl_c = 0.0
+        self._printed = ""  # a captured print line not yet ended
         for spec in self.themes.values():
             self.register_theme(to_textual_theme(spec))
         self.theme = f"wolli-{self.theme_spec.name}"
@@ -101,10 +102,40 @@ class WolliApp(App[int]):
         self.editor.focus()
         for problem in self.theme_problems:
             self.add_notice(problem, "warning")
+        # print() from extensions (or anything else in this process) must not scribble over
+        # the screen: it arrives as Print events and becomes notices in the transcript.
+        self.begin_capture_print(self, stdout=True, stderr=True)
+        self._install_signal_handlers()
         self.run_worker(self.controller.start(), name="startup", exclusive=False)
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
+
+    def on_print(self, event: Any) -> None:
+        self._printed += event.text
+        *lines, self._printed = self._printed.split("\n")
+        for line in lines:
+            if line.strip():
+                self.add_notice(line, "warning" if event.stderr else "info")
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM and SIGHUP (a closed terminal) end the run like Esc, save, then quit."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for name in ("SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            try:
+                loop.add_signal_handler(number, self._on_terminate)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _on_terminate(self) -> None:
+        self.controller.abort()
+        self.exit(128 + 15)
 
     # ------------------------------------------------------------------ input
 
