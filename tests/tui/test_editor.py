@@ -112,3 +112,16 @@ async def test_shift_tab_cycles_the_thinking_level(make_app):
         await pilot.press("shift+tab")
         await wait_until(lambda: app.controller.session.thinking_level != before, 5, "a new level")
         assert app.controller.session.thinking_level in app.footer.render_text().plain
+
+
+async def test_without_a_model_the_app_opens_says_how_and_keeps_the_prompt(make_app, wolli_home):
+    (wolli_home / "models.json").unlink()
+    from wolli.modes.tui.widgets.simple_messages import NoticeView
+
+    app = make_app(model=None)
+    async with app.run_test() as pilot:
+        await ready(app)
+        notices = " ".join(str(n.render()) for n in app.query(NoticeView))
+        assert "No model is available" in notices and "models.json" in notices
+        await type_and_send(pilot, "hello")
+        await wait_until(lambda: app.editor.text == "hello", 5, "the prompt back in the editor")

@@ -112,3 +112,27 @@ async def test_custom_messages_use_their_renderer_or_the_boxed_fallback(make_app
         note, other = list(app.query(CustomMessageView))
         assert str(note.render()) == "NOTE: remember"
         assert str(other.render()).startswith("[other]") and "remember" in str(other.render())
+
+
+async def test_a_new_session_from_an_extension_switches_the_transcript(make_app, faux, tmp_path):
+    ext = tmp_path / "fresh.py"
+    ext.write_text(textwrap.dedent("""
+        def extension(wolli):
+            async def fresh(args, ctx):
+                await ctx.session.new_session()
+            wolli.register_command("fresh", description="start over", handler=fresh)
+    """))
+    app = make_app(extensions=[str(ext)])
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.push("first answer", "second answer")
+        await type_and_send(pilot, "in the first session")
+        await idle_after(app, pilot, 2)
+        first = app.controller.session
+        await type_and_send(pilot, "/fresh")
+        await wait_until(lambda: app.controller.session is not first, 5, "the new session")
+        await wait_until(lambda: not app.query(UserMessageView), 5, "an empty transcript")
+        await type_and_send(pilot, "in the second session")
+        await idle_after(app, pilot, 2)
+        assert [u.text for u in app.query(UserMessageView)] == ["in the second session"]
+        assert "second answer" in app.query(AssistantMessageView).last().markdown_text

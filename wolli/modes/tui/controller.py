@@ -45,8 +45,11 @@ class TuiController:
             self.error = exc
             self.app.exit(return_code=exc.exit_code, message=_startup_message(exc))
             return
+        self.app.reload_transcript()  # a resumed session's history, then what to know
         for warning in self.startup.warnings:
             self.app.add_notice(warning, "warning")
+        if self.startup.session.model is None:  # first run: say how to get going
+            self.app.add_notice(self.startup.host.no_model_help(), "warning")
         self.ready.set()
         for prompt in self.startup.prompts:  # `wolli "fix the test"` starts with that message
             await self.send(prompt.text, images=prompt.images)
@@ -59,9 +62,8 @@ class TuiController:
         if self._observed is not None:
             self._observed()
             self._observed = None
-        if new is not None:
-            if old is not None:  # the first session is observed through start()
-                self._observed = new.observe(self.app.adapter)
+        if new is not None and old is not None:  # the first session is shown by start()
+            self._observed = new.observe(self.app.adapter)
             self.app.call_later(self.app.reload_transcript)
 
     # ------------------------------------------------------------------ input
@@ -84,8 +86,10 @@ class TuiController:
             return
         try:
             await session.prompt(text, images)
-        except Exception as exc:  # a failing run is shown, the app stays up
-            self.app.add_notice(f"{type(exc).__name__}: {exc}", "error")
+        except Exception as exc:  # a failing run is shown, the app stays up, the text is kept
+            self.app.add_notice(str(exc) or type(exc).__name__, "error")
+            if not self.app.editor.text:
+                self.app.set_editor_text(text)
         self.app.refresh_footer()
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()

@@ -1,0 +1,71 @@
+"""End to end in a real terminal: ``wolli`` under tmux against a loopback OpenAI-compatible
+server. Type a prompt, see the streamed answer and a tool row, answer an extension's confirm
+dialog, and quit cleanly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
+
+from .tmux_terminal import TmuxTerminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "extensions"
+
+
+@pytest.fixture
+def terminal_run(tmp_path, wolli_home, loopback):
+    write_models_json(wolli_home, loopback.url + "/v1")
+    project = tmp_path / "project"
+    project.mkdir()
+    terminals: list[TmuxTerminal] = []
+
+    def run(*args: str) -> TmuxTerminal:
+        env = {"WOLLI_HOME": str(wolli_home), "HOME": os.environ["HOME"]}
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "--model", "local/local-model", *args],
+                            cwd=str(project), env=env)
+        terminals.append(term)
+        return term
+
+    run.project = project  # type: ignore[attr-defined]
+    yield run
+    for term in terminals:
+        term.close()
+
+
+def test_prompt_answer_and_quit(terminal_run, loopback):
+    term = terminal_run()
+    term.wait_for("local/local-model")
+    loopback.push(text_answer("The answer is forty-two."))
+    term.type("what is the answer?")
+    term.send("Enter")
+    term.wait_for("The answer is forty-two.")
+    assert "what is the answer?" in term.screen()
+    term.send("C-d")
+    assert term.exit_status() == 0
+
+
+def test_a_tool_row_and_an_extension_confirm_dialog(terminal_run, loopback):
+    term = terminal_run("-e", str(EXAMPLES / "permission_gate.py"))
+    build = terminal_run.project / "build"
+    build.mkdir()
+    term.wait_for("local/local-model")
+    loopback.push(tool_call_answer("bash", {"command": "rm -rf build"}), text_answer("Cleaned up."))
+    term.type("clean the build folder")
+    term.send("Enter")
+    term.wait_for("Dangerous command")
+    term.send("y")
+    term.wait_for("Cleaned up.")
+    screen = term.screen()
+    assert "$ rm -rf build" in screen
+    assert not build.exists()
+    term.send("C-c")
+    term.send("C-c")
+    assert term.exit_status() == 0
