@@ -25,6 +25,8 @@ async def test_enter_while_streaming_steers_and_esc_aborts_and_restores_the_queu
         await pilot.press(*"later", "alt+enter")
         await wait_until(lambda: app.queued.display, 5, "the queue row")
         assert app.queued.steering == ["steer this"] and app.queued.follow_up == ["later"]
+        shown = str(app.queued.render())
+        assert "steer: steer this" in shown and "follow-up: later" in shown
         await pilot.press("escape")
         await wait_until(lambda: session.is_idle(), 5, "the abort")
         assert app.editor.text == "steer this\nlater"

@@ -9,6 +9,7 @@ another session) are built lazily by the transcript.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...agent.messages import (
@@ -185,12 +186,15 @@ class EventAdapter:
         builders: list[Callable[[], Widget]] = []
         for message in messages:
             if isinstance(message, AssistantMessage):
-                builders.append(lambda m=message: self._assistant_rebuild(m))
+                builders.append(partial(self._assistant_rebuild, message))
                 for call in message.tool_calls():
-                    builders.append(lambda c=call, r=results.get(call.id): self._history_tool(c, r))
-            elif not isinstance(message, ToolResultMessage) and self.build_row(message) is not None:
-                builders.append(lambda m=message: self.build_row(m) or NoticeView(""))
+                    builders.append(partial(self._history_tool, call, results.get(call.id)))
+            elif _has_row(message):
+                builders.append(partial(self._history_row, message))
         return builders
+
+    def _history_row(self, message: Any) -> Widget:
+        return self.build_row(message) or NoticeView("")
 
     def _history_tool(self, call: ToolCall, result: ToolResultMessage | None) -> Widget:
         row = ToolRow(call.id, call.name, call.arguments, context=self.app.render_context)
@@ -202,3 +206,10 @@ class EventAdapter:
     def reset(self) -> None:
         self.current = None
         self.tool_rows.clear()
+
+
+def _has_row(message: Any) -> bool:
+    """Whether ``build_row`` shows this message (checked without building a widget)."""
+    if isinstance(message, CustomMessage):
+        return message.display
+    return isinstance(message, UserMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage)

@@ -24,4 +24,5 @@ class QueuedMessages(Static):
                 first = item.strip().split("\n", 1)[0]
                 text.append(f"⏵ {label}: ", style="bold")
                 text.append(first[:200] + "\n")
-        self.update(text.rstrip() or "")
+        text.rstrip()
+        self.update(text)
