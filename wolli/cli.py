@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
-    from .runtime.startup import StartupRequest
+    from .runtime.request import StartupRequest
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
@@ -196,7 +196,7 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
 
     from .modes.headless import read_piped_stdin
     from .runtime.builtin_tools import parse_tool_list
-    from .runtime.startup import StartupRequest
+    from .runtime.request import StartupRequest
 
     tools: list[str] | None = None
     if args.no_tools:

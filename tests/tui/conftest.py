@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wolli.ai.providers.faux import FauxProvider
-from wolli.runtime.startup import StartupRequest
+from wolli.runtime.request import StartupRequest
 
 
 @pytest.fixture

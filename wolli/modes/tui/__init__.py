@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...runtime.startup import StartupRequest
+from ...runtime.request import StartupRequest
 
 
 def run_tui(request: StartupRequest) -> int:

@@ -19,7 +19,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...config.themes import ThemeSpec, discover_themes
-from ...runtime.startup import StartupRequest
+from ...runtime.request import StartupRequest
+from . import highlighting
 from .adapter import EventAdapter
 from .controller import TuiController
 from .history import PromptHistory
@@ -35,20 +36,22 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
+              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier")
 
 
 class WolliApp(App[int]):
     CSS_PATH = "tui.tcss"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
-        Binding("escape", "interrupt", "Interrupt", show=False),
-        Binding("ctrl+c", "clear_or_quit", "Clear", show=False, priority=True),
-        Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True),
-        Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True),
-        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, priority=True),
-        Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True),
-        Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True),
-        Binding("ctrl+home", "show_earlier", "Earlier", show=False),
+        Binding("escape", "interrupt", "Interrupt", show=False, id="app.interrupt"),
+        Binding("ctrl+c", "clear_or_quit", "Clear", show=False, priority=True, id="app.clear"),
+        Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True, id="app.exit"),
+        Binding("ctrl+o", "toggle_tools", "Expand tools", show=False, priority=True, id="app.tools.expand"),
+        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, priority=True, id="app.thinking.toggle"),
+        Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True, id="app.thinking.cycle"),
+        Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True, id="app.editor.external"),
+        Binding("ctrl+home", "show_earlier", "Earlier", show=False, id="app.transcript.earlier"),
     ]
 
     def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
@@ -64,8 +67,8 @@ class WolliApp(App[int]):
         self.theme_spec: ThemeSpec = self.themes.get(theme_name) or self.themes["dark"]
         self.ui_theme = AnsiTheme(self.theme_spec)
         self.tools_expanded = False
-        self.thinking_visible = False
-        self.hide_thinking = hide_thinking
+        # Thinking shows in full unless hideThinkingBlock starts it collapsed; Ctrl+T toggles.
+        self.thinking_visible = not hide_thinking
         self.history = PromptHistory(agent_home / "prompt-history.jsonl" if agent_home else None)
         self.transcript = Transcript(id="transcript")
         self.working = WorkingRow()
@@ -82,6 +85,16 @@ class WolliApp(App[int]):
         for spec in self.themes.values():
             self.register_theme(to_textual_theme(spec))
         self.theme = f"wolli-{self.theme_spec.name}"
+        highlighting.active_theme = self.theme_spec
+        self._apply_keymap()
+
+    def _apply_keymap(self) -> None:
+        """Bindings follow keybindings.json (pi's ids or the short names; see docs/tui.md)."""
+        from ...config.keybindings import active_keys, load_keybindings
+        from ...config.paths import keybindings_path
+
+        keys = active_keys(load_keybindings(keybindings_path())[0])
+        self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if action in keys})
 
     def compose(self) -> ComposeResult:
         yield self.transcript
@@ -312,6 +325,7 @@ class WolliApp(App[int]):
             self.register_theme(to_textual_theme(spec))
         self.theme_spec = spec
         self.ui_theme = AnsiTheme(spec)
+        highlighting.active_theme = spec
         self.footer.token_colors = dict(spec.colors)
         self.theme = f"wolli-{spec.name}"
         self.footer.refresh_data()
