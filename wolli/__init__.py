@@ -39,6 +39,12 @@ _EXPORTS: dict[str, str] = {
     "create_find_tool": "wolli.tools.find",
     "create_ls_tool": "wolli.tools.ls",
     "ToolDefinition": "wolli.agent.tool",
+    "key_hint": "wolli.config.keybindings",
+    "key_text": "wolli.config.keybindings",
+    "raw_key_hint": "wolli.config.keybindings",
+    "highlight_code": "wolli.modes.tui.highlighting",
+    "get_language_from_path": "wolli.modes.tui.highlighting",
+    "CustomEditor": "wolli.modes.tui.custom_editor",
     "ToolResult": "wolli.agent.tool",
 }
 

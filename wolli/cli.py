@@ -194,15 +194,20 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
     """What the command line asks the runtime for (the one start-up path of every mode)."""
     import os
 
-    from .modes.headless import read_piped_stdin
-    from .runtime.builtin_tools import parse_tool_list
     from .runtime.request import StartupRequest
 
     tools: list[str] | None = None
     if args.no_tools:
         tools = []
     elif args.tools:
+        from .runtime.builtin_tools import parse_tool_list
+
         tools = parse_tool_list(args.tools)
+    stdin_text = ""
+    if mode == "print":  # the TUI must not import the headless runtime before its first frame
+        from .modes.headless import read_piped_stdin
+
+        stdin_text = read_piped_stdin()
     return StartupRequest(
         mode=mode,
         cwd=os.getcwd(),
@@ -219,7 +224,7 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
         append_system_prompt=args.append_system_prompt,
         files=list(args.files),
         messages=list(args.messages),
-        stdin_text=read_piped_stdin() if mode == "print" else "",
+        stdin_text=stdin_text,
         unknown_options=dict(args.unknown_options),
         known_options=list(KNOWN_OPTIONS),
         extension_paths=list(args.extensions),
@@ -267,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         return run_json(startup_request(args, mode), full_updates=args.full_updates)
     if mode == "rpc":
         print("wolli: --mode rpc is not available in this version yet; use -p or --mode json.", file=sys.stderr)
+        return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "wolli: the full-screen app needs a terminal (stdin and stdout are not one here).\n"
+            'Run headless instead: wolli -p "your request"   (or --mode json for an event stream)',
+            file=sys.stderr,
+        )
         return 2
     from .modes.tui import run_tui
 

@@ -125,9 +125,9 @@ def test_an_unknown_option_is_an_error_and_nothing_is_sent(project, wolli_home, 
     assert loopback.requests == [] and session_files(wolli_home) == []
 
 
-def test_tui_and_rpc_modes_say_they_are_not_available_yet(project):
+def test_the_tui_without_a_terminal_and_rpc_mode_say_what_to_do(project):
     tui = wolli([], project)
-    assert tui.returncode == 2 and "TUI" in tui.stderr and "-p" in tui.stderr
+    assert tui.returncode == 2 and "needs a terminal" in tui.stderr and "-p" in tui.stderr
     rpc = wolli(["--mode", "rpc"], project)
     assert rpc.returncode == 2 and "rpc" in rpc.stderr
 

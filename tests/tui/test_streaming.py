@@ -80,9 +80,12 @@ async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app,
         await pilot.press("ctrl+o")
         assert row.expanded and "line 20" in str(row.body.render())
         thinking = mounted(app, ThinkingBlock)[0]
-        assert not thinking.expanded and "then more" not in str(thinking.render())
-        await pilot.press("ctrl+t")
         assert thinking.expanded and "then more" in str(thinking.render())
+        await pilot.press("ctrl+t")
+        assert not thinking.expanded and "then more" not in str(thinking.render())
+        assert "Thinking: first I think" in str(thinking.render())
+        await pilot.press("ctrl+t")
+        assert thinking.expanded
 
 
 async def test_the_footer_shows_model_tokens_and_context(make_app, faux):

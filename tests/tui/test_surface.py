@@ -193,3 +193,21 @@ async def test_prints_become_notices_and_quitting_runs_session_shutdown(make_app
         assert "hello from an extension" in texts and "a warning" in texts
         await pilot.press("ctrl+d")
     assert marker.read_text() == "quit"
+
+
+async def test_keybindings_json_moves_app_and_editor_keys(make_app, faux, wolli_home):
+    import json
+
+    (wolli_home / "keybindings.json").write_text(json.dumps(
+        {"app.tools.expand": "ctrl+e", "submit": "ctrl+s", "newline": "enter"}))
+    app = make_app()
+    async with app.run_test() as pilot:
+        await ready(app)
+        await pilot.press("ctrl+e")
+        assert app.tools_expanded
+        await pilot.press("ctrl+o")
+        assert app.tools_expanded  # the old key no longer toggles
+        faux.push("ok")
+        await pilot.press("a", "enter", "b", "ctrl+s")
+        await wait_until(lambda: len(app.controller.session.messages) >= 2, 5, "the prompt")
+        assert faux.contexts[-1].messages[-1].content == "a\nb"

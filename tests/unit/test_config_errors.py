@@ -31,3 +31,10 @@ def test_keybindings_keep_the_good_entries_and_report_the_rest(tmp_path: Path) -
     assert load_keybindings(tmp_path / "missing.json") == ({}, [])
     path.write_text("[1]")
     assert load_keybindings(path)[1][0].startswith(f"{path}:1: expected an object")
+
+
+def test_a_keybinding_name_with_a_line_break_is_reported_on_one_line(tmp_path):
+    path = tmp_path / "keybindings.json"
+    path.write_text('{"\\n": "ctrl+x"}')
+    bindings, errors = load_keybindings(path)
+    assert bindings == {} and len(errors) == 1 and "\n" not in errors[0] and '"\\n"' in errors[0]

@@ -14,8 +14,43 @@ from pathlib import Path
 
 from .errors import config_error, json_syntax_error, locate
 
-# The actions a user can rebind (the TUI's defaults live with the TUI).
+# The app's actions by pi's ids, with their default keys (DESIGN.md §6). A keybindings.json
+# may use these ids or the short names in ``ALIASES``.
+DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "tui.input.submit": ("enter",),
+    "tui.input.newLine": ("shift+enter", "ctrl+j"),
+    "app.message.followUp": ("alt+enter", "ctrl+enter"),
+    "app.interrupt": ("escape",),
+    "app.clear": ("ctrl+c",),
+    "app.exit": ("ctrl+d",),
+    "app.suspend": ("ctrl+z",),
+    "app.thinking.cycle": ("shift+tab",),
+    "app.model.cycleForward": ("ctrl+p",),
+    "app.model.select": ("ctrl+l",),
+    "app.tools.expand": ("ctrl+o",),
+    "app.thinking.toggle": ("ctrl+t",),
+    "app.editor.external": ("ctrl+g",),
+    "app.transcript.earlier": ("ctrl+home",),
+    "tui.select.up": ("up",),
+    "tui.select.down": ("down",),
+    "tui.select.confirm": ("enter",),
+    "tui.select.cancel": ("escape",),
+}
+
+# Short names (Wolli's first keybindings.json spelling) -> pi ids.
+ALIASES: dict[str, str] = {
+    "submit": "tui.input.submit", "newline": "tui.input.newLine", "followUp": "app.message.followUp",
+    "interrupt": "app.interrupt", "clear": "app.clear", "exit": "app.exit", "suspend": "app.suspend",
+    "cycleThinkingLevel": "app.thinking.cycle", "cycleModel": "app.model.cycleForward",
+    "selectModel": "app.model.select", "expandTools": "app.tools.expand",
+    "toggleThinking": "app.thinking.toggle", "externalEditor": "app.editor.external",
+    "selectUp": "tui.select.up", "selectDown": "tui.select.down", "selectConfirm": "tui.select.confirm",
+    "selectCancel": "tui.select.cancel",
+}
+
+# Everything a user may name in keybindings.json (some short names are for keys to come).
 ACTIONS: tuple[str, ...] = (
+    *DEFAULT_KEYS,
     "submit", "newline", "interrupt", "clear", "exit", "suspend", "cycleThinkingLevel", "cycleModel",
     "selectModel", "expandTools", "toggleThinking", "externalEditor", "followUp", "dequeue",
     "pasteImage", "newSession", "tree", "fork", "resume", "cursorUp", "cursorDown", "cursorLeft",
@@ -24,6 +59,54 @@ ACTIONS: tuple[str, ...] = (
     "deleteToLineStart", "deleteToLineEnd", "pageUp", "pageDown", "selectUp", "selectDown",
     "selectConfirm", "selectCancel",
 )
+
+
+def active_keys(bindings: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    """Every action id with its keys: the defaults, overridden by ``bindings`` (ids or aliases)."""
+    keys = dict(DEFAULT_KEYS)
+    for name, value in bindings.items():
+        keys[ALIASES.get(name, name)] = tuple(value)
+    return keys
+
+
+_cache: dict[str, tuple[float, dict[str, tuple[str, ...]]]] = {}
+
+
+def current_keys() -> dict[str, tuple[str, ...]]:
+    """The active keys from ``WOLLI_HOME/keybindings.json`` (re-read when the file changes)."""
+    from .paths import keybindings_path
+
+    path = keybindings_path()
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        stamp = -1.0
+    cached = _cache.get(str(path))
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, active_keys(load_keybindings(path)[0]))
+        _cache[str(path)] = cached
+    return cached[1]
+
+
+def _shown(key: str) -> str:
+    return "+".join(part.capitalize() if len(part) > 1 else part.upper() for part in key.split("+"))
+
+
+def key_text(keybinding: str) -> str:
+    """The configured keys of an action id (``"app.tools.expand"`` -> ``"Ctrl+O"``), or ""."""
+    keys = current_keys().get(ALIASES.get(keybinding, keybinding), ())
+    return "/".join(_shown(k) for k in keys)
+
+
+def key_hint(keybinding: str, description: str) -> str:
+    """``"Ctrl+O to expand"`` for an action id, following the user's keybindings.json."""
+    text = key_text(keybinding)
+    return f"{text} {description}" if text else description
+
+
+def raw_key_hint(key: str, description: str) -> str:
+    """The same for a key given as it is (``raw_key_hint("ctrl+s", "to save")``)."""
+    return f"{_shown(key)} {description}"
 
 
 def load_keybindings(path: Path) -> tuple[dict[str, list[str]], list[str]]:
@@ -48,15 +131,16 @@ def load_keybindings(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     errors: list[str] = []
     for action, value in data.items():
         line = locate(text, action)
+        shown = action if action.isprintable() else json.dumps(action)  # one line per problem
         if action not in ACTIONS:
             near = difflib.get_close_matches(action, ACTIONS, n=1, cutoff=0.6)
             hint = f"did you mean {near[0]!r}?" if near else "see docs/settings.md for the actions"
-            errors.append(config_error(path, "unknown action", line=line, field=action, hint=hint))
+            errors.append(config_error(path, "unknown action", line=line, field=shown, hint=hint))
             continue
         keys = [value] if isinstance(value, str) else value
         if not isinstance(keys, list) or not keys or not all(isinstance(k, str) and k.strip() for k in keys):
             errors.append(config_error(path, f"expected a key or a list of keys, got {json.dumps(value)}",
-                                       line=line, field=action, hint="keeping the default for it"))
+                                       line=line, field=shown, hint="keeping the default for it"))
             continue
         bindings[action] = [k.strip().lower() for k in keys]
     return bindings, errors

@@ -3,7 +3,9 @@
 One ``match`` over the event union (DESIGN.md §1: the UI is a client of the runtime like
 json and rpc mode). Streamed text goes through the :class:`FrameBatcher`, so a burst of
 tokens costs one widget update per frame. Rows for history (a resumed session, a switch to
-another session) are built lazily by the transcript.
+another session) are built lazily by the transcript. Messages are told apart by their
+``role`` rather than their classes, so this module (imported before the first frame) does
+not import the runtime's models.
 """
 
 from __future__ import annotations
@@ -12,14 +14,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...agent.messages import (
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-)
-from ...agent.tool import ToolResult
-from ...ai.types import AssistantMessage, ImageContent, ToolCall, ToolResultMessage, UserMessage, content_text
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
@@ -111,10 +105,10 @@ class EventAdapter:
         self.app.transcript.follow()
 
     def _message_start(self, message: Any) -> None:
-        if isinstance(message, AssistantMessage):
+        if message.role == "assistant":
             self.current = self.app.transcript.add(self._assistant_view())  # type: ignore[assignment]
             self.current.sync(message)  # type: ignore[union-attr]
-        elif isinstance(message, ToolResultMessage):
+        elif message.role == "toolResult":
             pass  # shown by its tool row
         else:
             widget = self.build_row(message)
@@ -122,7 +116,7 @@ class EventAdapter:
                 self.app.transcript.add(widget, lambda m=message: self.build_row(m) or NoticeView(""))
 
     def _message_end(self, message: Any) -> None:
-        if not isinstance(message, AssistantMessage):
+        if message.role != "assistant":
             return
         view = self.current
         self.current = None
@@ -136,9 +130,9 @@ class EventAdapter:
         self.app.refresh_footer()
 
     def _assistant_view(self) -> AssistantMessageView:
-        return AssistantMessageView(show_thinking=self.app.thinking_visible, hide_thinking=self.app.hide_thinking)
+        return AssistantMessageView(show_thinking=self.app.thinking_visible)
 
-    def _assistant_rebuild(self, message: AssistantMessage) -> Widget:
+    def _assistant_rebuild(self, message: Any) -> Widget:
         view = self._assistant_view()
         view.finish(message)  # applied once mounted
         return view
@@ -164,28 +158,29 @@ class EventAdapter:
 
     def build_row(self, message: Any) -> Widget | None:
         """A finished row for a message that does not stream (user, bash, summaries, custom)."""
-        if isinstance(message, UserMessage):
-            text = content_text(message.content)
-            images = sum(isinstance(b, ImageContent) for b in message.content) if isinstance(message.content, list) else 0
-            return UserMessageView(text, images)
-        if isinstance(message, BashExecutionMessage):
-            return BashExecutionView(message)
-        if isinstance(message, CompactionSummaryMessage):
-            return SummaryView(f"Compacted {message.tokens_before:,} tokens of older messages", message.summary)
-        if isinstance(message, BranchSummaryMessage):
-            return SummaryView("Summary of the branch left behind", message.summary)
-        if isinstance(message, CustomMessage):
-            if not message.display:
-                return None
-            return CustomMessageView(message, self.app.render_custom_message(message))
+        from ...ai.types import content_text
+
+        match message.role:
+            case "user":
+                content = message.content
+                images = sum(getattr(b, "type", "") == "image" for b in content) if isinstance(content, list) else 0
+                return UserMessageView(content_text(content), images)
+            case "bashExecution":
+                return BashExecutionView(message)
+            case "compactionSummary":
+                return SummaryView(f"Compacted {message.tokens_before:,} tokens of older messages", message.summary)
+            case "branchSummary":
+                return SummaryView("Summary of the branch left behind", message.summary)
+            case "custom" if message.display:
+                return CustomMessageView(message, self.app.render_custom_message(message))
         return None
 
     def history_builders(self, messages: list[Any]) -> list[Callable[[], Widget]]:
         """Lazy rows for a whole conversation: tool calls get rows with their results."""
-        results = {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+        results = {m.tool_call_id: m for m in messages if m.role == "toolResult"}
         builders: list[Callable[[], Widget]] = []
         for message in messages:
-            if isinstance(message, AssistantMessage):
+            if message.role == "assistant":
                 builders.append(partial(self._assistant_rebuild, message))
                 for call in message.tool_calls():
                     builders.append(partial(self._history_tool, call, results.get(call.id)))
@@ -196,7 +191,9 @@ class EventAdapter:
     def _history_row(self, message: Any) -> Widget:
         return self.build_row(message) or NoticeView("")
 
-    def _history_tool(self, call: ToolCall, result: ToolResultMessage | None) -> Widget:
+    def _history_tool(self, call: Any, result: Any) -> Widget:
+        from ...agent.tool import ToolResult
+
         row = ToolRow(call.id, call.name, call.arguments, context=self.app.render_context)
         self.tool_rows[call.id] = row
         if result is not None:
@@ -210,6 +207,6 @@ class EventAdapter:
 
 def _has_row(message: Any) -> bool:
     """Whether ``build_row`` shows this message (checked without building a widget)."""
-    if isinstance(message, CustomMessage):
-        return message.display
-    return isinstance(message, UserMessage | BashExecutionMessage | CompactionSummaryMessage | BranchSummaryMessage)
+    if message.role == "custom":
+        return bool(message.display)
+    return message.role in ("user", "bashExecution", "compactionSummary", "branchSummary")

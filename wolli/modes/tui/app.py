@@ -23,6 +23,7 @@ from ...runtime.request import StartupRequest
 from . import highlighting
 from .adapter import EventAdapter
 from .controller import TuiController
+from .editor_completion import EditorCompletion
 from .history import PromptHistory
 from .rendering import RenderContext, as_renderable
 from .theming import AnsiTheme, to_textual_theme
@@ -76,6 +77,7 @@ class WolliApp(App[int]):
         self.slot_above = ExtensionSlot("above_editor")
         self.slot_below = ExtensionSlot("below_editor")
         self.editor: Any = PromptEditor(self.history)
+        self.completion = EditorCompletion(self)
         self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
         self.footer = FooterBar()
         self.footer_area = Vertical(id="footer-area")
@@ -102,6 +104,7 @@ class WolliApp(App[int]):
         yield self.queued
         yield self.slot_above
         with self.editor_area:
+            yield self.completion.menu
             yield self.editor
         yield self.slot_below
         with self.footer_area:
@@ -119,7 +122,9 @@ class WolliApp(App[int]):
         # the screen: it arrives as Print events and becomes notices in the transcript.
         self.begin_capture_print(self, stdout=True, stderr=True)
         self._install_signal_handlers()
-        self.run_worker(self.controller.start(), name="startup", exclusive=False)
+        # The runtime starts once the first frame is on screen (its import is the slow part);
+        # anything typed meanwhile waits for it.
+        self.call_after_refresh(lambda: self.run_worker(self.controller.start(), name="startup"))
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
@@ -157,6 +162,12 @@ class WolliApp(App[int]):
 
     def on_prompt_editor_follow_up(self, message: PromptEditor.FollowUp) -> None:
         self._send(message.text, follow_up=True)
+
+    def on_prompt_editor_completion_wanted(self, message: PromptEditor.CompletionWanted) -> None:
+        self.completion.wanted(message.force)
+
+    def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
+        self.completion.key(message.action)
 
     def _send(self, text: str, follow_up: bool) -> None:
         if text.strip() in ("/quit", "/exit"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ...runtime.startup import Startup, StartupError, StartupRequest, start
+from ...runtime.request import StartupError, StartupRequest
 
 
 class TuiController:
@@ -19,7 +19,7 @@ class TuiController:
     def __init__(self, app: Any, request: StartupRequest) -> None:
         self.app = app
         self.request = request
-        self.startup: Startup | None = None
+        self.startup: Any = None  # runtime.startup.Startup once started
         self.ready = asyncio.Event()
         self.error: StartupError | None = None
         self._observed: Any = None  # the remover of the observer on the active session
@@ -35,6 +35,9 @@ class TuiController:
         return self.startup.host if self.startup else None
 
     async def start(self) -> None:
+        # Imported here, after the first frame: the runtime is the heaviest import of all.
+        from ...runtime.startup import start
+
         def before_start(session: Any) -> None:
             session.services.on_active_session(self._on_active)
 
@@ -51,8 +54,24 @@ class TuiController:
         if self.startup.session.model is None:  # first run: say how to get going
             self.app.add_notice(self.startup.host.no_model_help(), "warning")
         self.ready.set()
+        # Let the frame settle, then load what the first request needs (the provider's module,
+        # the pooled HTTP client) so the first answer does not wait for imports.
+        self.app.set_timer(0.05, self._warm_up)
         for prompt in self.startup.prompts:  # `wolli "fix the test"` starts with that message
             await self.send(prompt.text, images=prompt.images)
+
+    def _warm_up(self) -> None:
+        session = self.session
+        if session is None or session.model is None:
+            return
+        try:
+            from ...ai.http import get_client
+            from ...ai.stream import get_api
+
+            get_api(session.model.api)
+            get_client()
+        except Exception:  # only a head start: the real request reports any problem
+            pass
 
     def _observe_first(self, event: Any) -> None:
         self.app.adapter(event)

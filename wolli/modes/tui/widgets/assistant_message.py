@@ -12,7 +12,6 @@ from typing import Any
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ....ai.types import TextContent, ThinkingContent
 from .markdown_view import ThemedMarkdown
 from .thinking_block import ThinkingBlock
 
@@ -21,10 +20,9 @@ class AssistantMessageView(Vertical):
     DEFAULT_CSS = "AssistantMessageView { height: auto; }"
     DEFAULT_CLASSES = "message assistant-message"
 
-    def __init__(self, show_thinking: bool = False, hide_thinking: bool = False) -> None:
+    def __init__(self, show_thinking: bool = True) -> None:
         super().__init__()
         self.show_thinking = show_thinking
-        self.hide_thinking = hide_thinking
         # content index -> (widget, length of its text already shown)
         self._blocks: dict[int, tuple[Any, int]] = {}
         self.error: Static | None = None
@@ -44,9 +42,10 @@ class AssistantMessageView(Vertical):
             self.pending_message = message
             return
         for index, block in enumerate(getattr(message, "content", []) or []):
-            if isinstance(block, TextContent):
+            kind = getattr(block, "type", None)
+            if kind == "text":
                 self._sync_text(index, block.text)
-            elif isinstance(block, ThinkingContent) and not self.hide_thinking:
+            elif kind == "thinking":
                 self._sync_thinking(index, block.thinking)
 
     def _sync_text(self, index: int, text: str) -> None:

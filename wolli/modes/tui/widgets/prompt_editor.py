@@ -29,9 +29,30 @@ class PromptEditor(TextArea):
     class FollowUp(Message):
         text: str
 
+    @dataclass
+    class CompletionWanted(Message):
+        """The text changed where completion applies, or Tab asked for it (``force``)."""
+
+        force: bool
+
+    @dataclass
+    class CompletionKey(Message):
+        """A key for the open suggestions list: ``up``, ``down``, ``accept`` (Tab), ``enter``
+        (accept, or send when the word is already complete) or ``close``."""
+
+        action: str
+
     def __init__(self, history: PromptHistory | None = None, **kwargs) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus", **kwargs)
         self.prompt_history = history or PromptHistory(None)
+        self.cursor_blink = False  # a blinking cursor is a timer: an idle app must use no CPU
+        self.menu_open = False  # set by the app while suggestions are shown
+        from ....config.keybindings import current_keys
+
+        keys = current_keys()  # keybindings.json may move send / new line / follow-up
+        self.submit_keys = set(keys["tui.input.submit"])
+        self.newline_keys = set(keys["tui.input.newLine"])
+        self.follow_up_keys = set(keys["app.message.followUp"])
         self.pastes: dict[int, str] = {}
         self._paste_count = 0
 
@@ -39,15 +60,24 @@ class PromptEditor(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
-        if key == "enter":
+        if self.menu_open and key in ("up", "down", "tab", "enter", "escape"):
+            self._consume(event)
+            action = {"tab": "accept", "enter": "enter", "escape": "close"}.get(key, key)
+            self.post_message(self.CompletionKey(action))
+            return
+        if key == "tab":
+            self._consume(event)
+            self.post_message(self.CompletionWanted(force=True))
+            return
+        if key in self.submit_keys:
             self._consume(event)
             self._send(self.Submitted)
             return
-        if key in ("shift+enter", "ctrl+j"):
+        if key in self.newline_keys:
             self._consume(event)
             self.insert("\n")
             return
-        if key in ("alt+enter", "ctrl+enter"):
+        if key in self.follow_up_keys:
             self._consume(event)
             self._send(self.FollowUp)
             return
@@ -65,6 +95,9 @@ class PromptEditor(TextArea):
                 return
         await super()._on_key(event)
 
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.post_message(self.CompletionWanted(force=False))
+
     @staticmethod
     def _consume(event: events.Key) -> None:
         event.prevent_default()
@@ -77,10 +110,16 @@ class PromptEditor(TextArea):
         else:
             self.move_cursor((0, len(self.document.get_line(0))))
 
+    def submit(self) -> None:
+        """Send the text as Enter does (the app calls this when Enter only closed a menu)."""
+        self._send(self.Submitted)
+
     def _send(self, message_type: type[Message]) -> None:
         text = self.expanded_text()
         if not text.strip():
             return
+        if text.startswith("/"):  # an accepted completion leaves a space after the arguments
+            text = text.rstrip()
         self.prompt_history.add(text)
         self.clear_all()
         self.post_message(message_type(text))  # type: ignore[call-arg]

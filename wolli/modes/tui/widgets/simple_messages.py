@@ -7,8 +7,6 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from ....ai.types import content_text
-
 
 class BashExecutionView(Static):
     """``!cmd`` typed by the user: the command, its output tail and exit code."""
@@ -58,6 +56,8 @@ class CustomMessageView(Static):
 
     def __init__(self, message: Any, body: Any = None) -> None:
         if body is None:
+            from ....ai.types import content_text
+
             text = Text(f"[{message.custom_type}]\n", style="bold")
             text.append(content_text(message.content) if not isinstance(message.content, str) else message.content)
             body = text

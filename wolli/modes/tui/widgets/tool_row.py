@@ -10,17 +10,18 @@ the body); Ctrl+O expands every row.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ....agent.tool import ToolResult
-from ....ai.types import TextContent
 from ...tui import tool_renderers as builtin
 from ..rendering import as_renderable
+
+if TYPE_CHECKING:
+    from ....agent.tool import ToolResult
 
 PENDING, RUNNING, SUCCESS, ERROR = "pending", "running", "success", "error"
 
@@ -128,7 +129,7 @@ class ToolRow(Vertical):
         if custom is not None:
             parts.append(custom)
         else:
-            text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+            text = "\n".join(getattr(b, "text", "") for b in result.content if getattr(b, "type", None) == "text")
             parts.append(builtin.result_body(self.tool_name, self.args, text, result.details, self.state == ERROR,
                                              self.expanded, self.context.spec, self.elapsed_s))
         for error in self.renderer_errors:

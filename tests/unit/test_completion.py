@@ -1,0 +1,61 @@
+"""Editor completion logic without the app: fuzzy ranking, the built-in provider, stacking."""
+
+from __future__ import annotations
+
+from wolli.modes.tui.completion import BuiltinCompletion, ProjectFiles, fuzzy_score, rank, stack, suggestions
+
+
+def test_fuzzy_prefers_prefixes_word_starts_and_consecutive_letters():
+    assert fuzzy_score("xyz", "abc") is None
+    names = ["src/models/user.py", "tests/test_user_model.py", "README.md", "src/mu.py"]
+    ranked = [i["value"] for i in rank("usmo", [{"value": n} for n in names])]
+    assert ranked[0] == "tests/test_user_model.py" and "README.md" not in ranked
+    assert rank("read", [{"value": n} for n in names])[0]["value"] == "README.md"
+
+
+def _builtin(tmp_path, commands=None, args=None):
+    files = ProjectFiles(str(tmp_path))
+    return BuiltinCompletion(lambda: commands or [], files, args or (lambda name, prefix: None), str(tmp_path))
+
+
+async def test_commands_then_arguments_then_files_then_paths(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x")
+    (tmp_path / "notes.md").write_text("x")
+    commands = [{"value": "/review", "label": "/review", "description": "review"},
+                {"value": "/deploy", "label": "/deploy"}]
+    envs = {"deploy": ["dev", "staging", "prod"]}
+    provider = _builtin(tmp_path, commands, lambda name, prefix: [e for e in envs.get(name, []) if e.startswith(prefix)])
+    found = await suggestions(provider, ["/dep"], 0, 4)
+    assert found["prefix"] == "/dep" and found["items"][0]["value"] == "/deploy"
+    found = await suggestions(provider, ["/deploy st"], 0, 10)
+    assert found == {"prefix": "st", "items": [{"value": "staging", "label": "staging", "description": None}]}
+    found = await suggestions(provider, ["look at @sapp"], 0, 13)
+    assert found["prefix"] == "@sapp" and found["items"][0]["value"] == "@src/app.py"
+    applied = provider.apply_completion(["look at @sapp now"], 0, 13, found["items"][0], "@sapp")
+    assert applied == {"lines": ["look at @src/app.py  now"], "cursor_line": 0, "cursor_col": 20}
+    assert await suggestions(provider, ["plain words"], 0, 11) is None
+    found = await suggestions(provider, ["cat sr"], 0, 6, {"force": True})
+    assert found["items"] == [{"value": "src/", "label": "src/", "description": None}]
+
+
+async def test_an_extension_provider_wraps_the_builtin_one(tmp_path):
+    def factory(current):
+        async def get_suggestions(lines, row, col, options):
+            before = lines[row][:col]
+            if before.endswith("#2"):
+                return {"prefix": "#2", "items": [{"value": "#2983", "label": "#2983", "description": "an issue"}]}
+            return await current.get_suggestions(lines, row, col, options)
+
+        return {"trigger_characters": ["#"], "get_suggestions": get_suggestions}
+
+    def broken(current):
+        raise RuntimeError("no gh")
+
+    errors: list[str] = []
+    provider, triggers = stack(_builtin(tmp_path, [{"value": "/x", "label": "/x"}]), [factory, broken], errors.append)
+    assert "#" in triggers and "@" in triggers and errors == ["autocomplete provider failed: RuntimeError: no gh"]
+    assert (await suggestions(provider, ["see #2"], 0, 6))["items"][0]["value"] == "#2983"
+    assert (await suggestions(provider, ["/"], 0, 1))["items"][0]["value"] == "/x"  # delegated
+    applied = provider.apply_completion(["see #2"], 0, 6, {"value": "#2983"}, "#2")
+    assert applied["lines"] == ["see #2983 "]

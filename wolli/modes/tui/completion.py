@@ -1,0 +1,236 @@
+"""Editor completion: ``/`` commands and their arguments, ``@`` files, Tab paths.
+
+Pure logic (no Textual): the editor asks the provider stack for suggestions from the text
+before the cursor and applies the one picked. The built-in provider is the bottom of the
+stack; extensions wrap it with ``ctx.ui.add_autocomplete_provider(lambda current: ...)`` and
+delegate to ``current`` for anything they do not handle (spec "Autocomplete Providers").
+
+A provider has ``get_suggestions(lines, cursor_line, cursor_col, options)`` returning
+``{"prefix": str, "items": [{"value", "label", "description"}]}`` or None (sync or async),
+``apply_completion(lines, cursor_line, cursor_col, item, prefix)`` returning ``{"lines",
+"cursor_line", "cursor_col"}``, and optionally ``trigger_characters``. Dicts work as well as
+objects.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+MAX_ITEMS = 50
+FILE_LIST_TTL_S = 10.0
+MAX_FILES = 200_000
+
+
+def fuzzy_score(query: str, candidate: str) -> int | None:
+    """A score (higher is better) when ``query``'s characters appear in order in
+    ``candidate`` (case-insensitive), else None. Prefix, word-start and consecutive matches
+    score higher, and shorter candidates win ties."""
+    if not query:
+        return 1000 - len(candidate)
+    q, c = query.lower(), candidate.lower()
+    if c.startswith(q):
+        return 10_000 - len(c)
+    score = 0
+    at = 0
+    previous = -2
+    for char in q:
+        found = c.find(char, at)
+        if found < 0:
+            return None
+        if found == previous + 1:
+            score += 15
+        if found == 0 or c[found - 1] in "/_-. :":
+            score += 10
+        score -= found - at  # gaps cost
+        previous = found
+        at = found + 1
+    if q in c:
+        score += 50
+    return score * 10 - len(c)
+
+
+def rank(query: str, items: list[dict[str, Any]], key: str = "value") -> list[dict[str, Any]]:
+    scored = [(s, i) for i in items if (s := fuzzy_score(query, str(i[key]))) is not None]
+    scored.sort(key=lambda pair: -pair[0])
+    return [item for _, item in scored[:MAX_ITEMS]]
+
+
+# --------------------------------------------------------------------------- files
+
+
+class ProjectFiles:
+    """The project's files for ``@`` completion, gitignore-aware, listed at most every few
+    seconds: ``rg --files`` or ``fd`` when installed (fast on 50,000 files), else a walk that
+    skips hidden folders and the usual build output."""
+
+    SKIP = {".git", "node_modules", "__pycache__", ".venv", "venv", "dist", "build", "target", ".mypy_cache"}
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self._files: list[str] = []
+        self._listed_at = 0.0
+
+    def files(self) -> list[str]:
+        if not self._files or time.monotonic() - self._listed_at > FILE_LIST_TTL_S:
+            self._files = self._list()
+            self._listed_at = time.monotonic()
+        return self._files
+
+    def _list(self) -> list[str]:
+        for command in (["rg", "--files", "--hidden", "-g", "!.git"], ["fdfind", "--type", "f", "--hidden"],
+                        ["fd", "--type", "f", "--hidden"]):
+            if shutil.which(command[0]) is None:
+                continue
+            try:
+                out = subprocess.run(command, cwd=self.cwd, capture_output=True, text=True, timeout=5)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if out.returncode in (0, 1):
+                return sorted(out.stdout.splitlines())[:MAX_FILES]
+        found: list[str] = []
+        for root, dirs, files in os.walk(self.cwd):
+            dirs[:] = [d for d in dirs if d not in self.SKIP and not d.startswith(".")]
+            rel = os.path.relpath(root, self.cwd)
+            for name in files:
+                found.append(name if rel == "." else f"{rel}/{name}")
+                if len(found) >= MAX_FILES:
+                    return sorted(found)
+        return sorted(found)
+
+
+def path_items(cwd: str, partial: str) -> list[dict[str, Any]]:
+    """Entries of the folder ``partial`` points into, starting with its last part (Tab)."""
+    expanded = os.path.expanduser(partial)
+    folder, start = os.path.split(expanded)
+    base = folder if os.path.isabs(folder) else os.path.join(cwd, folder)
+    try:
+        names = sorted(os.listdir(base or cwd))
+    except OSError:
+        return []
+    items = []
+    for name in names:
+        if not name.startswith(start) or (name.startswith(".") and not start.startswith(".")):
+            continue
+        shown = os.path.join(os.path.split(partial)[0], name)
+        is_dir = os.path.isdir(os.path.join(base or cwd, name))
+        items.append({"value": shown + ("/" if is_dir else ""), "label": name + ("/" if is_dir else "")})
+    return items[:MAX_ITEMS]
+
+
+# --------------------------------------------------------------------------- built-in provider
+
+_AT_TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
+_WORD = re.compile(r"(?:^|\s)([^\s]*)$")
+
+
+class BuiltinCompletion:
+    """``/`` commands (name, then the command's argument completions), ``@`` files, and
+    paths on Tab (``options["force"]``)."""
+
+    trigger_characters = ("/", "@")
+
+    def __init__(self, commands: Callable[[], list[dict[str, Any]]], files: ProjectFiles,
+                 argument_completions: Callable[[str, str], Any], cwd: str) -> None:
+        self.commands = commands  # [{"value": "/name", "label": ..., "description": ...}]
+        self.project_files = files
+        self.argument_completions = argument_completions  # (command name, prefix) -> items | None
+        self.cwd = cwd
+
+    async def get_suggestions(self, lines: list[str], cursor_line: int, cursor_col: int,
+                              options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        before = lines[cursor_line][:cursor_col]
+        force = bool((options or {}).get("force"))
+        if cursor_line == 0 and before.startswith("/"):
+            if " " not in before:
+                return {"prefix": before, "items": rank(before[1:], self.commands(), "label")}
+            name, _, arg = before[1:].partition(" ")
+            items = await _maybe_await(self.argument_completions(name, arg))
+            if items:
+                return {"prefix": arg, "items": [_as_item(i) for i in items][:MAX_ITEMS]}
+            return None
+        match = _AT_TOKEN.search(before)
+        if match:
+            token = match.group(1)
+            files = [{"value": "@" + f, "label": f} for f in self.project_files.files()]
+            return {"prefix": token, "items": rank(token[1:], files, "label")}
+        if force:
+            word = _WORD.search(before)
+            partial = word.group(1) if word else ""
+            items = path_items(self.cwd, partial)
+            return {"prefix": partial, "items": items} if items else None
+        return None
+
+    def apply_completion(self, lines: list[str], cursor_line: int, cursor_col: int, item: dict[str, Any],
+                         prefix: str) -> dict[str, Any]:
+        line = lines[cursor_line]
+        start = cursor_col - len(prefix)
+        value = str(item["value"])
+        # A finished command or file gets a space after it; a folder keeps the cursor inside.
+        suffix = "" if value.endswith("/") else " "
+        new_line = line[:start] + value + suffix + line[cursor_col:]
+        out = list(lines)
+        out[cursor_line] = new_line
+        return {"lines": out, "cursor_line": cursor_line, "cursor_col": start + len(value) + len(suffix)}
+
+    def should_trigger_file_completion(self, lines: list[str], cursor_line: int, cursor_col: int) -> bool:
+        return True
+
+
+def _as_item(item: Any) -> dict[str, Any]:
+    if isinstance(item, dict):
+        value = item.get("value", item.get("label", ""))
+        return {"value": value, "label": item.get("label", value), "description": item.get("description")}
+    return {"value": str(item), "label": str(item)}
+
+
+class _DictProvider:
+    """A provider given as a dict of functions: attribute access like an object."""
+
+    def __init__(self, spec: dict[str, Any], below: Any) -> None:
+        self._spec = spec
+        self._below = below
+        self.trigger_characters = tuple(spec.get("trigger_characters", ()))
+
+    def get_suggestions(self, *args: Any) -> Any:
+        fn = self._spec.get("get_suggestions")
+        return fn(*args) if fn else self._below.get_suggestions(*args)
+
+    def apply_completion(self, *args: Any) -> Any:
+        fn = self._spec.get("apply_completion")
+        return fn(*args) if fn else self._below.apply_completion(*args)
+
+
+def stack(builtin: Any, factories: list[Callable[[Any], Any]], report: Callable[[str], None]) -> tuple[Any, set[str]]:
+    """The provider on top after each factory wrapped the one below (a failing one is
+    skipped), and every trigger character of the stack."""
+    current = builtin
+    triggers = set(builtin.trigger_characters)
+    for factory in factories:
+        try:
+            made = factory(current)
+        except Exception as exc:
+            report(f"autocomplete provider failed: {type(exc).__name__}: {exc}")
+            continue
+        current = _DictProvider(made, current) if isinstance(made, dict) else made
+        triggers.update(getattr(current, "trigger_characters", ()) or ())
+    return current, triggers
+
+
+async def _maybe_await(value: Any) -> Any:
+    import inspect
+
+    return await value if inspect.isawaitable(value) else value
+
+
+async def suggestions(provider: Any, lines: list[str], cursor_line: int, cursor_col: int,
+                      options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    found = await _maybe_await(provider.get_suggestions(lines, cursor_line, cursor_col, options or {}))
+    if not found or not found.get("items"):
+        return None
+    return {"prefix": str(found.get("prefix", "")), "items": [_as_item(i) for i in found["items"]]}

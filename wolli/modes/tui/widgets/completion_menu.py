@@ -1,0 +1,49 @@
+"""The suggestions list above the editor (``/`` commands, ``@`` files, Tab paths)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+
+class CompletionMenu(OptionList):
+    DEFAULT_CSS = "CompletionMenu { height: auto; max-height: 10; }"
+    can_focus = False
+
+    def __init__(self) -> None:
+        super().__init__(id="completion-menu")
+        self.items: list[dict[str, Any]] = []
+        self.prefix = ""
+        self.display = False
+
+    def show(self, prefix: str, items: list[dict[str, Any]]) -> None:
+        self.prefix, self.items = prefix, items
+        self.clear_options()
+        for index, item in enumerate(items):
+            label = Text(str(item.get("label") or item["value"]))
+            if item.get("description"):
+                label.append("  " + str(item["description"]), style="dim")
+            self.add_option(Option(label, id=str(index)))
+        self.display = bool(items)
+        if items:
+            self.highlighted = 0
+
+    def hide(self) -> None:
+        self.display = False
+        self.items = []
+
+    @property
+    def open(self) -> bool:
+        return bool(self.display and self.items)
+
+    def move(self, delta: int) -> None:
+        if self.items:
+            self.highlighted = ((self.highlighted or 0) + delta) % len(self.items)
+
+    def current(self) -> dict[str, Any] | None:
+        if not self.items:
+            return None
+        return self.items[self.highlighted or 0]
