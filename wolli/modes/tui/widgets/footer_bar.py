@@ -74,7 +74,7 @@ class FooterBar(Static):
         self.token_colors: dict[str, str | None] = {}  # theme tokens (muted, warning, error, accent)
 
     def refresh_data(self) -> None:
-        self.update(self.render_text())
+        self.update(self.render_text(), layout=False)  # two fixed lines
 
     def render_text(self) -> Text:
         d = self.data

@@ -16,8 +16,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-MAX_MOUNTED = 60
-PAGE = 40
+MAX_MOUNTED = 24
+PAGE = 20
 
 
 class Transcript(VerticalScroll):

@@ -83,4 +83,4 @@ class WorkingRow(Static):
 
         text = Text.from_ansi(frame) if "\x1b[" in frame else Text(frame)
         text.append(f" {self.message or DEFAULT_MESSAGE} ({clock} · Esc to interrupt)")
-        self.update(text)
+        self.update(text, layout=False)  # one line, fixed height: no layout pass per tick
