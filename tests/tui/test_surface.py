@@ -147,12 +147,19 @@ async def test_an_extension_shortcut_fires_with_ctx(make_app, tmp_path):
             def on_key(ctx):
                 ctx.ui.notify("shortcut " + ctx.mode)
             wolli.register_shortcut("ctrl+y", description="say hi", handler=on_key)
+            wolli.register_shortcut("ctrl+o", description="clashes", handler=on_key)
     """))
     app = make_app(extensions=[str(ext)])
     async with app.run_test() as pilot:
         await ready(app)
         await pilot.press("ctrl+y")
         await wait_until(lambda: [n.message for n in app._notifications] == ["shortcut tui"], 5, "the notice")
+        from wolli.modes.tui.widgets.simple_messages import NoticeView
+
+        notices = [str(n.render()) for n in app.query(NoticeView)]
+        assert any("shortcut ctrl+o is already app.tools.expand" in n for n in notices)
+        await pilot.press("ctrl+o")
+        assert app.tools_expanded  # the built-in key won
 
 
 async def test_ui_calls_from_a_worker_thread_reach_the_screen(make_app):
@@ -211,3 +218,28 @@ async def test_keybindings_json_moves_app_and_editor_keys(make_app, faux, wolli_
         await pilot.press("a", "enter", "b", "ctrl+s")
         await wait_until(lambda: len(app.controller.session.messages) >= 2, 5, "the prompt")
         assert faux.contexts[-1].messages[-1].content == "a\nb"
+
+
+async def test_a_user_theme_applies_and_is_redrawn_when_its_file_changes(faux, project, wolli_home):
+    import json
+
+    from wolli.config.themes import builtin_theme
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.request import StartupRequest
+
+    folder = wolli_home / "themes"
+    folder.mkdir()
+    colors = dict(builtin_theme("dark").colors)
+    colors = {k: (v or "") for k, v in colors.items()}
+    theme_file = folder / "mine.json"
+    theme_file.write_text(json.dumps({"name": "mine", "colors": {**colors, "accent": "#112233"}}))
+    app = WolliApp(StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False),
+                   themes_dirs=[folder], theme_name="mine")
+    async with app.run_test() as pilot:
+        await ready(app)
+        assert app.theme == "wolli-mine" and app.theme_spec.color("accent") == "#112233"
+        await wait_until(lambda: app.theme_watch_ready, 5, "the theme watcher")
+        await pilot.pause(0.2)
+        theme_file.write_text(json.dumps({"name": "mine", "colors": {**colors, "accent": "#445566"}}))
+        await wait_until(lambda: app.theme_spec.color("accent") == "#445566", 10, "the reloaded theme")
+        assert app.theme == "wolli-mine" and app.current_theme.primary.lower() == "#445566"

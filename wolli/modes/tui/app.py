@@ -64,7 +64,9 @@ class WolliApp(App[int]):
         self.controller = TuiController(self, request)
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
-        self.themes, self.theme_problems = discover_themes(themes_dirs or [])
+        self.themes_dirs = list(themes_dirs or [])
+        self.theme_watch_ready = False
+        self.themes, self.theme_problems = discover_themes(self.themes_dirs)
         self.theme_spec: ThemeSpec = self.themes.get(theme_name) or self.themes["dark"]
         self.ui_theme = AnsiTheme(self.theme_spec)
         self.tools_expanded = False
@@ -85,10 +87,13 @@ class WolliApp(App[int]):
         self._last_ctrl_c = 0.0
         self._printed = ""  # a captured print line not yet ended
         for spec in self.themes.values():
-            self.register_theme(to_textual_theme(spec))
+            self.register_theme_spec(spec)
         self.theme = f"wolli-{self.theme_spec.name}"
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
+
+    def register_theme_spec(self, spec: ThemeSpec) -> None:
+        self.register_theme(to_textual_theme(spec))
 
     def _apply_keymap(self) -> None:
         """Bindings follow keybindings.json (pi's ids or the short names; see docs/tui.md)."""
@@ -125,6 +130,10 @@ class WolliApp(App[int]):
         # The runtime starts once the first frame is on screen (its import is the slow part);
         # anything typed meanwhile waits for it.
         self.call_after_refresh(lambda: self.run_worker(self.controller.start(), name="startup"))
+        if self.themes_dirs:
+            from .theme_watch import watch_themes
+
+            self.run_worker(watch_themes(self, self.themes_dirs), name="themes", group="themes")
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
@@ -176,12 +185,25 @@ class WolliApp(App[int]):
         self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
 
     def on_key(self, event: Any) -> None:
-        shortcuts = getattr(self.controller.host, "extensions", None)
-        found = shortcuts.registry.shortcuts.get(event.key) if shortcuts is not None else None
+        extensions = getattr(self.controller.host, "extensions", None)
+        found = extensions.registry.shortcuts.get(event.key) if extensions is not None else None
         if found is not None and self.controller.session is not None:
             event.stop()
             ctx = self.controller.session.handler_context()
             self.run_worker(_maybe_await(found.handler, ctx), group="shortcut")
+
+    def check_shortcut_clashes(self) -> None:
+        """An extension shortcut on a key the app already uses is reported (the app's key wins)."""
+        from ...config.keybindings import current_keys
+
+        host = self.controller.host
+        if host is None:
+            return
+        taken = {key: action for action, keys in current_keys().items() for key in keys}
+        for key, shortcut in host.extensions.registry.shortcuts.items():
+            if key in taken:
+                self.add_notice(f"{shortcut.owner}: shortcut {key} is already {taken[key]}; the built-in key wins",
+                                "warning")
 
     # ------------------------------------------------------------------ actions
 
@@ -333,7 +355,9 @@ class WolliApp(App[int]):
             return {"success": False, "error": f"no theme named {theme!r} (known: {', '.join(sorted(self.themes))})"}
         if spec.name not in self.themes or self.themes[spec.name] is not spec:
             self.themes[spec.name] = spec
-            self.register_theme(to_textual_theme(spec))
+        self.register_theme_spec(spec)  # again: the file may have changed
+        if self.theme == f"wolli-{spec.name}":
+            self.theme = "textual-dark"  # setting the same name would not redraw
         self.theme_spec = spec
         self.ui_theme = AnsiTheme(spec)
         highlighting.active_theme = spec

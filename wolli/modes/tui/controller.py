@@ -48,9 +48,11 @@ class TuiController:
             self.error = exc
             self.app.exit(return_code=exc.exit_code, message=_startup_message(exc))
             return
+        self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
         self.app.reload_transcript()  # a resumed session's history, then what to know
         for warning in self.startup.warnings:
             self.app.add_notice(warning, "warning")
+        self.app.check_shortcut_clashes()
         if self.startup.session.model is None:  # first run: say how to get going
             self.app.add_notice(self.startup.host.no_model_help(), "warning")
         self.ready.set()

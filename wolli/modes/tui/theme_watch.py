@@ -1,0 +1,37 @@
+"""Theme files are re-read when they change, and the active theme is redrawn at once.
+
+Watches the user theme folders that exist (``WOLLI_HOME/themes``, ``<agent home>/themes``)
+with watchfiles while the app runs; only ``.json`` files count. A theme whose file now has
+problems still applies with built-in values for the broken tokens (the problems are shown).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _json_file(change: Any, path: str) -> bool:
+    return path.endswith(".json")
+
+
+async def watch_themes(app: Any, folders: list[Path]) -> None:
+    import watchfiles
+
+    from ...config.themes import discover_themes
+
+    existing = [f for f in folders if f.is_dir()]
+    app.theme_watch_ready = True
+    if not existing:
+        return
+    async for changes in watchfiles.awatch(*existing, watch_filter=_json_file, debounce=100, step=20):
+        themes, problems = discover_themes(folders)
+        active = app.theme_spec.name
+        for name, spec in themes.items():
+            if name not in app.themes or app.themes[name].colors != spec.colors:
+                app.themes[name] = spec
+                app.register_theme_spec(spec)
+        for problem in problems:
+            app.add_notice(problem, "warning")
+        if active in themes and any(str(path) == themes[active].path for _, path in changes):
+            app.switch_theme(themes[active])
