@@ -99,3 +99,22 @@ async def test_the_footer_shows_model_tokens_and_context(make_app, faux):
         assert "faux/faux-1" in footer and "context" in footer and "↑" in footer
         app.ui.set_status("ext", "● busy")
         assert "● busy" in app.footer.render_text().plain
+
+
+async def test_a_running_command_streams_its_output_into_the_row(make_app, faux, project):
+    (project / "go").write_text("")
+    command = "echo first-line; while [ -e go ]; do sleep 0.05; done; echo second-line"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("bash", {"command": command})], "done")
+        await type_and_send(pilot, "run it")
+        from tests.support.waiting import wait_until
+
+        await wait_until(lambda: mounted(app, ToolRow) and "first-line" in str(mounted(app, ToolRow)[0].body.render()),
+                         10, "partial output")
+        row = mounted(app, ToolRow)[0]
+        assert row.state == "running" and "second-line" not in str(row.body.render())
+        (project / "go").unlink()
+        await idle_after(app, pilot, 4)
+        assert row.state == "success" and "second-line" in str(row.body.render()) and "exit 0" in str(row.body.render())
