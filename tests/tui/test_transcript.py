@@ -136,3 +136,40 @@ async def test_a_new_session_from_an_extension_switches_the_transcript(make_app,
         await idle_after(app, pilot, 2)
         assert [u.text for u in app.query(UserMessageView)] == ["in the second session"]
         assert "second answer" in app.query(AssistantMessageView).last().markdown_text
+
+
+OVERRIDE = textwrap.dedent("""
+    def extension(wolli):
+        def execute(tool_call_id, params, signal, on_update, ctx):
+            return "overridden read of " + params["path"]
+
+        wolli.register_tool({
+            "name": "read", "description": "Read (audited)", "execute": execute,
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+            "render_result": lambda result, options, theme, context: "AUDITED " + result.content[0].text,
+        })
+
+        async def hidden(args, ctx):
+            await ctx.session.send_message({"custom_type": "secret", "content": "not shown", "display": False})
+            await ctx.session.send_message({"custom_type": "shown", "content": "shown note", "display": True})
+
+        wolli.register_command("notes", description="two notes", handler=hidden)
+""")
+
+
+async def test_an_overriding_tool_inherits_the_builtin_header_and_hidden_messages_stay_hidden(make_app, faux, tmp_path):
+    ext = tmp_path / "override.py"
+    ext.write_text(OVERRIDE)
+    app = make_app(extensions=[str(ext)])
+    async with app.run_test() as pilot:
+        await ready(app)
+        faux.push([faux_tool_call("read", {"path": "notes.txt"})], "ok")
+        await type_and_send(pilot, "read")
+        await idle_after(app, pilot, 4)
+        row = app.query(ToolRow).first()
+        assert str(row.header.render()) == "read notes.txt"  # the built-in header slot
+        assert str(row.body.render()) == "AUDITED overridden read of notes.txt"
+        await type_and_send(pilot, "/notes")
+        await wait_until(lambda: len(app.query(CustomMessageView)) == 1, 5, "the shown note")
+        await pilot.pause()
+        assert [str(v.render()) for v in app.query(CustomMessageView)] == ["[shown]\nshown note"]

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from .markdown_view import ThemedMarkdown
+from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 
 
@@ -37,30 +38,38 @@ class AssistantMessageView(Vertical):
             message, self.pending_message = self.pending_message, None
             self.finish(message) if self._final else self.sync(message)
 
-    def sync(self, message: Any) -> None:
+    def sync(self, message: Any, final: bool = False) -> None:
         if not self._ready:
             self.pending_message = message
             return
         for index, block in enumerate(getattr(message, "content", []) or []):
             kind = getattr(block, "type", None)
             if kind == "text":
-                self._sync_text(index, block.text)
+                self._sync_text(index, block.text, final)
             elif kind == "thinking":
                 self._sync_thinking(index, block.thinking)
 
-    def _sync_text(self, index: int, text: str) -> None:
+    def _sync_text(self, index: int, text: str, final: bool = False) -> None:
         known = self._blocks.get(index)
         if known is None:
             if not text.strip():
                 return
-            widget = ThemedMarkdown(text)
+            if final:  # history, or an answer that arrived in one piece: plain markdown
+                widget: Any = ThemedMarkdown(text)
+            else:
+                widget = StreamingText()
             self._blocks[index] = (widget, len(text))
             self.mount(widget)
+            if not final:
+                widget.update_text(text)  # applied once it is mounted
             return
         widget, shown = known
-        if len(text) > shown:
+        if isinstance(widget, StreamingText):
+            if len(text) > shown or final:
+                widget.update_text(text, final=final)
+        elif len(text) > shown:
             widget.append(text[shown:])
-            self._blocks[index] = (widget, len(text))
+        self._blocks[index] = (widget, len(text))
 
     def _sync_thinking(self, index: int, text: str) -> None:
         known = self._blocks.get(index)
@@ -81,7 +90,7 @@ class AssistantMessageView(Vertical):
         if not self._ready:
             self.pending_message, self._final = message, True
             return
-        self.sync(message)
+        self.sync(message, final=True)
         stop = getattr(message, "stop_reason", "stop")
         if stop in ("error", "aborted") and self.error is None:
             text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"
@@ -96,4 +105,5 @@ class AssistantMessageView(Vertical):
 
     @property
     def markdown_text(self) -> str:
-        return "".join(getattr(w, "source", "") for w, _ in self._blocks.values() if isinstance(w, ThemedMarkdown))
+        return "".join(getattr(w, "source", "") for w, _ in self._blocks.values()
+                       if isinstance(w, ThemedMarkdown | StreamingText))

@@ -20,7 +20,7 @@ class WorkingRow(Static):
     def __init__(self) -> None:
         super().__init__("", markup=False)
         self.frames = list(DEFAULT_FRAMES)
-        self.interval_s = 0.08
+        self.interval_s = 0.1
         self.message: str | None = None  # None: the default message
         self.visible_override: bool | None = None  # set_working_visible
         self.running = False
