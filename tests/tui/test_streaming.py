@@ -118,3 +118,20 @@ async def test_a_running_command_streams_its_output_into_the_row(make_app, faux,
         (project / "go").unlink()
         await idle_after(app, pilot, 4)
         assert row.state == "success" and "second-line" in str(row.body.render()) and "exit 0" in str(row.body.render())
+
+
+async def test_a_long_answer_in_a_small_terminal_ends_scrolled_to_its_last_word(make_app, faux):
+    app = make_app()
+    # Sized so that the answer overflows the screen only near its end (the case that once
+    # left the transcript unanchored and the last words below the screen).
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app)
+        faux.push(" ".join(f"alpha{i}" for i in range(500)) + " LASTWORD")
+        await type_and_send(pilot, "go")
+        await idle_after(app, pilot, 2)
+        await pilot.pause()
+        transcript = app.transcript
+        assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        view = mounted(app, AssistantMessageView)[-1]
+        assert view.markdown_text.endswith("LASTWORD")
+        assert view.region.bottom >= transcript.region.y  # its end is within the visible rows

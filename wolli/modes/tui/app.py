@@ -119,6 +119,8 @@ class WolliApp(App[int]):
         self.footer.token_colors = dict(self.theme_spec.colors)
         self.footer.data.cwd = os.path.abspath(self.request.cwd)
         self.footer.data.branch = git_branch(self.request.cwd)
+        # The model asked for, until the session (started after this frame) names the real one.
+        self.footer.data.model = self.request.model or "starting…"
         self.footer.refresh_data()
         self.editor.focus()
         for problem in self.theme_problems:

@@ -29,9 +29,13 @@ def settled_length(text: str) -> int:
 
 
 def estimated_lines(text: str, width: int) -> int:
+    """Lines ``text`` takes at ``width``, on the safe side: word wrapping leaves the end of a
+    line unused, so lines are counted as if they were up to ten cells shorter (a spare blank
+    line while streaming is harmless; a clipped last line is not)."""
     if width <= 0:
         return text.count("\n") + 1
-    return sum(max(1, -(-cell_len(line) // width)) for line in text.split("\n"))
+    usable = max(1, width - min(10, width // 4))
+    return sum(max(1, -(-cell_len(line) // usable)) for line in text.split("\n"))
 
 
 class StreamingText(Vertical):

@@ -37,6 +37,11 @@ class Transcript(VerticalScroll):
         # the rows overflow, since an anchored container also pushes short content to the bottom.
         self.call_after_refresh(self._maybe_anchor)
 
+    def watch_virtual_size(self, size) -> None:  # type: ignore[no-untyped-def]
+        # Rows grew past the screen (a long answer, a tool row): from now on follow the end.
+        if not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
+
     def follow(self) -> None:
         """After rows grew (streaming): start following the end once they overflow."""
         if not self.is_anchored:
