@@ -33,23 +33,26 @@ class Transcript(VerticalScroll):
 
     def on_mount(self) -> None:
         self.mount(self.more)
-        # Anchoring keeps the newest row in view as text streams in; it is switched on once
-        # the rows overflow, since an anchored container also pushes short content to the bottom.
-        self.call_after_refresh(self._maybe_anchor)
+        self.call_after_refresh(self._update_anchor)
+
+    def _update_anchor(self) -> None:
+        """Follow the end while the rows overflow the screen; rows that fit sit at the top
+        (an anchored container would push them to the bottom)."""
+        overflowing = self.virtual_size.height > self.scrollable_content_region.height
+        if overflowing and not self.is_anchored:
+            self.anchor()
+        elif not overflowing and self.is_anchored:
+            self.anchor(False)
 
     def watch_virtual_size(self, size) -> None:  # type: ignore[no-untyped-def]
-        # Rows grew past the screen (a long answer, a tool row): from now on follow the end.
-        if not self.is_anchored and self.max_scroll_y > 0:
-            self.anchor()
+        self._update_anchor()  # rows grew or shrank (a long answer, a new session)
+
+    def on_resize(self) -> None:
+        self._update_anchor()  # the screen or the editor changed height
 
     def follow(self) -> None:
-        """After rows grew (streaming): start following the end once they overflow."""
-        if not self.is_anchored:
-            self.call_after_refresh(self._maybe_anchor)
-
-    def _maybe_anchor(self) -> None:
-        if not self.is_anchored and self.max_scroll_y > 0:
-            self.anchor()
+        """After rows grew without a new row (streaming): check once the screen settled."""
+        self.call_after_refresh(self._update_anchor)
 
     @property
     def hidden_count(self) -> int:
@@ -62,7 +65,7 @@ class Transcript(VerticalScroll):
         self.mounted.append(widget)
         self.mount(widget)
         self._trim()
-        self.call_after_refresh(self._maybe_anchor)
+        self.call_after_refresh(self._update_anchor)
         return widget
 
     def add_lazy(self, builders: list[Callable[[], Widget]]) -> None:
@@ -81,7 +84,7 @@ class Transcript(VerticalScroll):
             self.mount_all(widgets)
         self._trim()
         self._update_more()
-        self.call_after_refresh(self._maybe_anchor)
+        self.call_after_refresh(self._update_anchor)
 
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
         """Once a streamed row is complete, say how to build it again from its data."""
