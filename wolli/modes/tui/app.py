@@ -16,7 +16,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widget import Widget
-from textual.widgets import Static
 
 from ...config.themes import ThemeSpec, discover_themes
 from ...runtime.request import StartupRequest
@@ -26,6 +25,7 @@ from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .history import PromptHistory
 from .rendering import RenderContext, as_renderable
+from .surface import ScreenSurface
 from .theming import AnsiTheme, to_textual_theme
 from .ui_bridge import TuiUI
 from .widgets.extension_slots import ExtensionSlot
@@ -80,6 +80,7 @@ class WolliApp(App[int]):
         self.slot_below = ExtensionSlot("below_editor")
         self.editor: Any = PromptEditor(self.history)
         self.completion = EditorCompletion(self)
+        self.surface = ScreenSurface(self)
         self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
         self.footer = FooterBar()
         self.footer_area = Vertical(id="footer-area")
@@ -234,7 +235,7 @@ class WolliApp(App[int]):
             self.exit(0)
 
     def action_toggle_tools(self) -> None:
-        self.set_tools_expanded(not self.tools_expanded)
+        self.surface.set_tools_expanded(not self.tools_expanded)
 
     def action_toggle_thinking(self) -> None:
         from .widgets.assistant_message import AssistantMessageView
@@ -258,7 +259,7 @@ class WolliApp(App[int]):
 
         text = await edit_in_external_editor(self, self.editor.text)
         if text is not None:
-            self.set_editor_text(text)
+            self.surface.set_editor_text(text)
 
     # ------------------------------------------------------------------ what the adapter calls
 
@@ -293,103 +294,6 @@ class WolliApp(App[int]):
         except Exception as exc:
             self.add_notice(f"renderer for {message.custom_type!r} failed: {type(exc).__name__}: {exc}", "error")
             return None
-
-    # ------------------------------------------------------------------ what ctx.ui calls
-
-    def set_status(self, key: str, text: str | None) -> None:
-        statuses = self.footer.data.statuses
-        if text:
-            statuses[key] = text
-        else:
-            statuses.pop(key, None)
-        self.footer.refresh_data()
-
-    def set_extension_widget(self, key: str, content: Any, placement: str) -> None:
-        slot = self.slot_below if placement == "below_editor" else self.slot_above
-        other = self.slot_above if slot is self.slot_below else self.slot_below
-        if key in other.widgets:
-            other.set_widget(key, None, self._build_widget)
-        slot.set_widget(key, content, self._build_widget)
-
-    def _build_widget(self, factory: Any) -> Any:
-        return factory(self, self.ui_theme)
-
-    def set_custom_footer(self, factory: Any) -> None:
-        for child in list(self.footer_area.children):
-            if child is not self.footer:
-                child.remove()
-        if factory is None:
-            self.footer.display = True
-            return
-        try:
-            made = factory(self, self.ui_theme)
-            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
-        except Exception as exc:
-            widget = Static(f"footer failed: {type(exc).__name__}: {exc}", markup=False, classes="widget-error")
-        self.footer.display = False
-        self.footer_area.mount(widget)
-
-    def set_terminal_title(self, text: str) -> None:
-        self.title = text
-        driver = getattr(self, "_driver", None)
-        if driver is not None and hasattr(driver, "write"):
-            driver.write(f"\x1b]2;{text}\x07")
-
-    def set_editor_text(self, text: str) -> None:
-        self.editor.text = text
-        self.editor.move_cursor(self.editor.document.end)
-
-    def use_editor_factory(self, factory: Any) -> None:
-        from .custom_editor import swap_editor
-
-        swap_editor(self, factory)
-
-    def set_tools_expanded(self, expanded: bool) -> None:
-        from .widgets.tool_row import ToolRow
-
-        self.tools_expanded = expanded
-        for row in self.query(ToolRow):
-            row.set_expanded(expanded)
-
-    def switch_theme(self, theme: Any) -> dict[str, Any]:
-        spec = theme if isinstance(theme, ThemeSpec) else self.themes.get(str(theme))
-        if spec is None:
-            return {"success": False, "error": f"no theme named {theme!r} (known: {', '.join(sorted(self.themes))})"}
-        if spec.name not in self.themes or self.themes[spec.name] is not spec:
-            self.themes[spec.name] = spec
-        self.register_theme_spec(spec)  # again: the file may have changed
-        if self.theme == f"wolli-{spec.name}":
-            self.theme = "textual-dark"  # setting the same name would not redraw
-        self.theme_spec = spec
-        self.ui_theme = AnsiTheme(spec)
-        highlighting.active_theme = spec
-        self.footer.token_colors = dict(spec.colors)
-        self.theme = f"wolli-{spec.name}"
-        self.footer.refresh_data()
-        return {"success": True}
-
-    def open_custom(self, factory: Any, done: Any) -> None:
-        """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
-        try:
-            made = factory(self, self.ui_theme, None, done)
-            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
-        except Exception as exc:
-            self.add_notice(f"custom component failed: {type(exc).__name__}: {exc}", "error")
-            done(None)
-            return
-        self.custom_widget = widget
-        self.editor.display = False
-        self.editor_area.mount(widget)
-        if widget.can_focus:
-            widget.focus()
-
-    def close_custom(self) -> None:
-        if self.custom_widget is not None:
-            self.custom_widget.remove()
-            self.custom_widget = None
-        self.editor.display = True
-        self.editor.focus()
-
 
 async def _maybe_await(fn: Any, *args: Any) -> None:
     import inspect

@@ -110,7 +110,7 @@ class TuiController:
         except Exception as exc:  # a failing run is shown, the app stays up, the text is kept
             self.app.add_notice(str(exc) or type(exc).__name__, "error")
             if not self.app.editor.text:
-                self.app.set_editor_text(text)
+                self.app.surface.set_editor_text(text)
         self.app.refresh_footer()
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()

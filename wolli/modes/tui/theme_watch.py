@@ -34,4 +34,4 @@ async def watch_themes(app: Any, folders: list[Path]) -> None:
         for problem in problems:
             app.add_notice(problem, "warning")
         if active in themes and any(str(path) == themes[active].path for _, path in changes):
-            app.switch_theme(themes[active])
+            app.surface.switch_theme(themes[active])

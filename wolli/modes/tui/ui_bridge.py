@@ -94,11 +94,11 @@ class TuiUI(NullUI):
             def finish() -> None:
                 if not future.done():
                     future.set_result(value)
-                self.app.close_custom()
+                self.app.surface.close_custom()
 
             self._call(finish)
 
-        self._call(self.app.open_custom, factory, done)
+        self._call(self.app.surface.open_custom, factory, done)
         return await future
 
     # ------------------------------------------------------------------ notices and state
@@ -110,7 +110,7 @@ class TuiUI(NullUI):
         self._call(lambda: self.app.notify(str(message), severity=severity))  # type: ignore[arg-type]
 
     def set_status(self, key: str, text: str | None) -> None:
-        self._call(self.app.set_status, key, text)
+        self._call(self.app.surface.set_status, key, text)
 
     def set_working_message(self, text: str | None = None) -> None:
         self._call(lambda: self.app.working.set_message(text))
@@ -122,18 +122,18 @@ class TuiUI(NullUI):
         self._call(lambda: self.app.working.set_indicator(frames, interval_ms))
 
     def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
-        self._call(self.app.set_extension_widget, key, content, placement)
+        self._call(self.app.surface.set_extension_widget, key, content, placement)
 
     def set_footer(self, factory: Any) -> None:
-        self._call(self.app.set_custom_footer, factory)
+        self._call(self.app.surface.set_custom_footer, factory)
 
     def set_title(self, text: str) -> None:
-        self._call(self.app.set_terminal_title, text)
+        self._call(self.app.surface.set_terminal_title, text)
 
     # ------------------------------------------------------------------ the editor
 
     def set_editor_text(self, text: str) -> None:
-        self._call(self.app.set_editor_text, text)
+        self._call(self.app.surface.set_editor_text, text)
 
     def get_editor_text(self) -> str:
         return self._call(lambda: self.app.editor.text)
@@ -146,7 +146,7 @@ class TuiUI(NullUI):
 
     def set_editor_component(self, factory: Any) -> None:
         self.editor_factory = factory
-        self._call(self.app.use_editor_factory, factory)
+        self._call(self.app.surface.use_editor_factory, factory)
 
     def get_editor_component(self) -> Any:
         return self.editor_factory
@@ -157,7 +157,7 @@ class TuiUI(NullUI):
         return self.app.tools_expanded
 
     def set_tools_expanded(self, expanded: bool) -> None:
-        self._call(self.app.set_tools_expanded, bool(expanded))
+        self._call(self.app.surface.set_tools_expanded, bool(expanded))
 
     def get_all_themes(self) -> list[dict[str, Any]]:
         return [{"name": spec.name, "path": spec.path} for spec in self.app.themes.values()]
@@ -166,7 +166,7 @@ class TuiUI(NullUI):
         return self.app.themes.get(name)
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
-        return self._call(self.app.switch_theme, theme)
+        return self._call(self.app.surface.switch_theme, theme)
 
     @property
     def theme(self) -> Any:

@@ -1,0 +1,125 @@
+"""What ``ctx.ui`` changes on screen: statuses, widgets, footer, title, editor, tool rows,
+themes and custom components. :mod:`.ui_bridge` gets calls onto the app's thread; this does
+them. Kept apart from ``app.py`` so the app stays a root of layout and keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ...config.themes import ThemeSpec
+from . import highlighting
+from .rendering import as_renderable
+from .theming import AnsiTheme
+
+
+class ScreenSurface:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def set_status(self, key: str, text: str | None) -> None:
+        app = self.app
+        statuses = app.footer.data.statuses
+        if text:
+            statuses[key] = text
+        else:
+            statuses.pop(key, None)
+        app.footer.refresh_data()
+
+    def set_extension_widget(self, key: str, content: Any, placement: str) -> None:
+        app = self.app
+        slot = app.slot_below if placement == "below_editor" else app.slot_above
+        other = app.slot_above if slot is app.slot_below else app.slot_below
+        if key in other.widgets:
+            other.set_widget(key, None, self._build_widget)
+        slot.set_widget(key, content, self._build_widget)
+
+    def _build_widget(self, factory: Any) -> Any:
+        app = self.app
+        return factory(app, app.ui_theme)
+
+    def set_custom_footer(self, factory: Any) -> None:
+        app = self.app
+        for child in list(app.footer_area.children):
+            if child is not app.footer:
+                child.remove()
+        if factory is None:
+            app.footer.display = True
+            return
+        try:
+            made = factory(app, app.ui_theme)
+            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
+        except Exception as exc:
+            widget = Static(f"footer failed: {type(exc).__name__}: {exc}", markup=False, classes="widget-error")
+        app.footer.display = False
+        app.footer_area.mount(widget)
+
+    def set_terminal_title(self, text: str) -> None:
+        app = self.app
+        app.title = text
+        driver = getattr(app, "_driver", None)
+        if driver is not None and hasattr(driver, "write"):
+            driver.write(f"\x1b]2;{text}\x07")
+
+    def set_editor_text(self, text: str) -> None:
+        app = self.app
+        app.editor.text = text
+        app.editor.move_cursor(app.editor.document.end)
+
+    def use_editor_factory(self, factory: Any) -> None:
+        from .custom_editor import swap_editor
+
+        swap_editor(self.app, factory)
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        from .widgets.tool_row import ToolRow
+
+        app = self.app
+        app.tools_expanded = expanded
+        for row in app.query(ToolRow):
+            row.set_expanded(expanded)
+
+    def switch_theme(self, theme: Any) -> dict[str, Any]:
+        app = self.app
+        spec = theme if isinstance(theme, ThemeSpec) else app.themes.get(str(theme))
+        if spec is None:
+            return {"success": False, "error": f"no theme named {theme!r} (known: {', '.join(sorted(app.themes))})"}
+        if spec.name not in app.themes or app.themes[spec.name] is not spec:
+            app.themes[spec.name] = spec
+        app.register_theme_spec(spec)  # again: the file may have changed
+        if app.theme == f"wolli-{spec.name}":
+            app.theme = "textual-dark"  # setting the same name would not redraw
+        app.theme_spec = spec
+        app.ui_theme = AnsiTheme(spec)
+        highlighting.active_theme = spec
+        app.footer.token_colors = dict(spec.colors)
+        app.theme = f"wolli-{spec.name}"
+        app.footer.refresh_data()
+        return {"success": True}
+
+    def open_custom(self, factory: Any, done: Any) -> None:
+        """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
+        app = self.app
+        try:
+            made = factory(app, app.ui_theme, None, done)
+            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
+        except Exception as exc:
+            app.add_notice(f"custom component failed: {type(exc).__name__}: {exc}", "error")
+            done(None)
+            return
+        app.custom_widget = widget
+        app.editor.display = False
+        app.editor_area.mount(widget)
+        if widget.can_focus:
+            widget.focus()
+
+    def close_custom(self) -> None:
+        app = self.app
+        if app.custom_widget is not None:
+            app.custom_widget.remove()
+            app.custom_widget = None
+        app.editor.display = True
+        app.editor.focus()
