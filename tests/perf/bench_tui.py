@@ -86,10 +86,14 @@ async def _stream(cwd: str, faux, tokens: int, rate: float | None) -> tuple[floa
 
         cpu0 = time.process_time()
         task = asyncio.ensure_future(app.controller.session.prompt("go"))
-        while "last" not in seen:
-            watch()
-            await asyncio.sleep(0.001)
+        if rate is None:  # latency: poll the screen (the poll's own CPU would skew a CPU figure)
+            while "last" not in seen:
+                watch()
+                await asyncio.sleep(0.001)
         await task
+        watch()
+        seen.setdefault("first", time.perf_counter())
+        seen.setdefault("last", seen["first"])
         cpu = time.process_time() - cpu0
         frames = app.adapter.batcher.flushes
         await pilot.pause()
