@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ...runtime.request import StartupRequest
 
 
@@ -16,5 +18,13 @@ def run_tui(request: StartupRequest) -> int:
     hide_thinking = bool(settings.get("hideThinkingBlock"))
     app = WolliApp(request, agent_home=home, themes_dirs=[wolli_home() / "themes", home / "themes"],
                    theme_name=theme, hide_thinking=hide_thinking)
-    code = app.run()
+    profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work
+    if profile:
+        import cProfile
+
+        with cProfile.Profile() as prof:
+            code = app.run()
+        prof.dump_stats(profile)
+    else:
+        code = app.run()
     return code if isinstance(code, int) else 0
