@@ -3,19 +3,18 @@ paragraph still being written below it as plain text.
 
 Textual's Markdown widget lays out the whole screen again on every append, which made each
 frame of a streaming answer cost 10-25 ms. Here the markdown widget only receives whole blocks
-(text up to a blank line outside a code fence), and the growing tail is a Static whose height
-is set from a line estimate (plus one spare line), so most frames repaint one widget without a
-layout pass. When the answer ends, the tail joins the markdown and the spare line goes.
+(text up to a blank line outside a code fence), and the growing tail is a :class:`StreamTail`,
+which wraps incrementally and redraws only the rows that changed, laying out again only when it
+gains a row. When the answer ends, the tail joins the markdown.
 """
 
 from __future__ import annotations
 
 from rich.cells import cell_len
-from rich.text import Text
 from textual.containers import Vertical
-from textual.widgets import Static
 
 from .markdown_view import ThemedMarkdown
+from .stream_tail import StreamTail
 
 
 def settled_length(text: str) -> int:
@@ -39,18 +38,14 @@ def estimated_lines(text: str, width: int) -> int:
 
 
 class StreamingText(Vertical):
-    DEFAULT_CSS = """
-    StreamingText { height: auto; }
-    StreamingText > .stream-tail { height: 1; padding: 0; }
-    """
+    DEFAULT_CSS = "StreamingText { height: auto; }"
 
     def __init__(self) -> None:
         super().__init__()
         self.markdown: ThemedMarkdown | None = None
         self.settled = 0  # characters handed to the markdown widget
         self.text = ""
-        self.tail = Static("", markup=False, classes="stream-tail")
-        self._tail_lines = 1
+        self.tail = StreamTail()
         self.final = False
         self._ready = False
         self._pending: tuple[str, bool] | None = None
@@ -87,10 +82,4 @@ class StreamingText(Vertical):
             self.final = True
             self.tail.remove()
             return
-        tail = text[self.settled :].rstrip("\n")
-        width = self.tail.size.width or (self.size.width or 80)
-        lines = estimated_lines(tail, width) + 1 if tail else 1
-        if lines != self._tail_lines:
-            self._tail_lines = lines
-            self.tail.styles.height = lines  # a layout pass only when the height changes
-        self.tail.update(Text(tail), layout=False)
+        self.tail.set_text(text[self.settled :].rstrip("\n"))
