@@ -56,16 +56,17 @@ async def test_custom_replaces_the_editor_until_done(make_app):
         class Picker(Static):
             can_focus = True
 
-            def __init__(self, done):
+            def __init__(self, done, keys):
                 super().__init__("press enter")
                 self.done = done
+                self.keys = keys
 
             def on_key(self, event):
-                if event.key == "enter":
+                if self.keys.matches(event.key, "tui.select.confirm"):
                     event.stop()
                     self.done("picked")
 
-        result = asyncio.ensure_future(app.ui.custom(lambda app_, theme, keys, done: Picker(done)))
+        result = asyncio.ensure_future(app.ui.custom(lambda app_, theme, keys, done: Picker(done, keys)))
         await wait_until(lambda: app.custom_widget is not None, 5, "the custom component")
         assert not app.editor.display and app.focused is app.custom_widget
         await pilot.press("enter")

@@ -25,3 +25,13 @@ def test_defaults_and_overrides_by_pi_id_or_short_name(wolli_home):
 def test_active_keys_keep_every_default_not_overridden():
     keys = active_keys({"newline": ["ctrl+j"]})
     assert keys["tui.input.newLine"] == ("ctrl+j",) and keys["tui.input.submit"] == ("enter",)
+
+
+def test_the_keybindings_manager_given_to_custom_components(wolli_home):
+    from wolli.config.keybindings import KeybindingsManager
+
+    keys = KeybindingsManager()
+    assert keys.matches("enter", "tui.select.confirm") and not keys.matches("y", "tui.select.confirm")
+    (wolli_home / "keybindings.json").write_text(json.dumps({"selectConfirm": ["y", "enter"]}))
+    assert keys.keys("tui.select.confirm") == ("y", "enter") and keys.matches("y", "selectConfirm")
+    assert keys.text("tui.select.confirm") == "Y/Enter"

@@ -88,6 +88,21 @@ def current_keys() -> dict[str, tuple[str, ...]]:
     return cached[1]
 
 
+class KeybindingsManager:
+    """What custom components and custom editors get as ``keybindings``: the active keys of
+    each action id (pi's ids or the short names), following keybindings.json."""
+
+    def keys(self, action: str) -> tuple[str, ...]:
+        return current_keys().get(ALIASES.get(action, action), ())
+
+    def matches(self, key: str, action: str) -> bool:
+        """Whether a pressed ``key`` (Textual's name, e.g. ``"ctrl+o"``) triggers ``action``."""
+        return key in self.keys(action)
+
+    def text(self, action: str) -> str:
+        return key_text(action)
+
+
 def _shown(key: str) -> str:
     return "+".join(part.capitalize() if len(part) > 1 else part.upper() for part in key.split("+"))
 

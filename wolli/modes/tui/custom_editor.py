@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...config.keybindings import KeybindingsManager
 from .widgets.prompt_editor import PromptEditor
 
 
@@ -24,7 +25,7 @@ def swap_editor(app: Any, factory: Any) -> None:
         new = PromptEditor(app.history)
     else:
         try:
-            new = factory(app, app.ui_theme, None)
+            new = factory(app, app.ui_theme, KeybindingsManager())
         except Exception as exc:
             app.add_notice(f"custom editor failed: {type(exc).__name__}: {exc}", "error")
             return

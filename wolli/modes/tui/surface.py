@@ -10,6 +10,7 @@ from typing import Any
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...config.keybindings import KeybindingsManager
 from ...config.themes import ThemeSpec
 from . import highlighting
 from .rendering import as_renderable
@@ -104,7 +105,7 @@ class ScreenSurface:
         """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
         app = self.app
         try:
-            made = factory(app, app.ui_theme, None, done)
+            made = factory(app, app.ui_theme, KeybindingsManager(), done)
             widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
         except Exception as exc:
             app.add_notice(f"custom component failed: {type(exc).__name__}: {exc}", "error")
