@@ -135,3 +135,28 @@ async def test_a_long_answer_in_a_small_terminal_ends_scrolled_to_its_last_word(
         view = mounted(app, AssistantMessageView)[-1]
         assert view.markdown_text.endswith("LASTWORD")
         assert view.region.bottom >= transcript.region.y  # its end is within the visible rows
+
+
+async def test_a_resize_while_streaming_reflows_the_text(make_app, faux):
+    from wolli.modes.tui.widgets.stream_tail import StreamTail, wrap_row
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app)
+        faux.tokens_per_second = 200
+        words = " ".join(f"word{i}" for i in range(300))
+        faux.push(words)
+        await type_and_send(pilot, "go")
+        from tests.support.waiting import wait_until
+
+        await wait_until(lambda: app.query(StreamTail) and len(app.query(StreamTail).first().text) > 200, 10, "a tail")
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause()
+        tail = app.query(StreamTail).first()
+        if tail.is_attached:  # still streaming: its rows follow the new width
+            assert all(len(row) <= tail.size.width for row in tail._rows)
+            assert tail._rows[: len(wrap_row(tail.text, tail.size.width)) - 1] == wrap_row(tail.text, tail.size.width)[:-1]
+        await idle_after(app, pilot, 2)
+        assert mounted(app, AssistantMessageView)[-1].markdown_text == words
+        transcript = app.transcript
+        assert transcript.scroll_y == transcript.max_scroll_y
