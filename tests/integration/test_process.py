@@ -292,7 +292,8 @@ async def test_daemon_writing_to_inherited_stdout_survives(env, tmp_path, reap):
     chunks: list[bytes] = []
     result = await asyncio.wait_for(env.exec(command, None, ExecOptions(on_data=chunks.append)), 5)
     assert result.exit_code == 0
-    pid = int(b"".join(chunks).split(b"\n", 1)[0])
+    # The daemon's first "tick" may come out before the parent's `echo $!`: find the pid line.
+    pid = int(next(line for line in b"".join(chunks).split(b"\n") if line.strip().isdigit()))
     reap.append(pid)
     seen = len(chunks)
     count = ticks.read_text().count("t")
