@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_fresh_clone_collects_without_anything_beside_it(tmp_path: Path) -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("not a git checkout (an sdist or a copy): nothing to clone")
-    clone = tmp_path / "alone" / "wolli"  # no ../shared next to it
+    clone = tmp_path / "alone" / "wolli"  # nothing of the workspace beside it
     done = subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{ROOT}", str(clone)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -33,3 +33,23 @@ def test_a_fresh_clone_collects_without_anything_beside_it(tmp_path: Path) -> No
     assert "ERROR" not in collected.stdout and "error" not in collected.stdout.splitlines()[-1]
     assert sum(int(c) for c in counts if c.isdigit()) > 500, collected.stdout[-2000:]
     assert (clone / "tests" / "fixtures" / "wire" / "anthropic").is_dir()
+
+
+OUTSIDE = "../" + "shared"  # the workspace folder beside the checkout (spelled so this file passes)
+
+
+def test_no_file_of_the_project_points_outside_it() -> None:
+    """Tests, benchmarks and docs use what is in the repository, never the workspace beside it."""
+    offenders = []
+    for folder in ("tests", "wolli", "extensions", "docs", ".ci"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in (".py", ".md", ".sh", ".toml", "") and "fixtures" not in path.parts:
+                try:
+                    if OUTSIDE in path.read_text("utf-8"):
+                        offenders.append(str(path.relative_to(ROOT)))
+                except (UnicodeDecodeError, OSError):
+                    continue
+    for name in ("README.md", "pyproject.toml"):
+        if OUTSIDE in (ROOT / name).read_text("utf-8"):
+            offenders.append(name)
+    assert offenders == []

@@ -16,7 +16,7 @@ Figures (DESIGN.md §9, issue 11):
   already holds 20 or N messages (flat when the window bounding works).
 
 The end-to-end figures (a real terminal, process start included, beside pi and Claude Code)
-come from ``../shared/bench`` (``run_peers.sh wolli``); this script is the quick in-process view.
+come from ``tests/perf/terminal/run_peers.sh wolli``; this script is the quick in-process view.
 """
 
 from __future__ import annotations
