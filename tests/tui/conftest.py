@@ -37,9 +37,16 @@ def project(tmp_path: Path) -> Path:
 def make_app(faux, project, wolli_home):
     from wolli.modes.tui.app import WolliApp
 
-    def build(*, extensions: list[str] | None = None, **request: object) -> WolliApp:
+    def build(*, extensions: list[str] | None = None, code: dict[str, str] | None = None,
+              **request: object) -> WolliApp:
+        """``code`` maps a file name to extension source, written beside the project and loaded."""
+        paths = list(extensions or [])
+        for name, source in (code or {}).items():
+            path = project.parent / f"{name}.py"
+            path.write_text(source)
+            paths.append(str(path))
         fields: dict[str, object] = {"cwd": str(project), "model": "faux/faux-1", **request}
-        req = StartupRequest(mode="tui", require_model=False, extension_paths=list(extensions or []),
+        req = StartupRequest(mode="tui", require_model=False, extension_paths=paths,
                              **fields)  # type: ignore[arg-type]
         return WolliApp(req, agent_home=wolli_home / "agents" / "default")
 

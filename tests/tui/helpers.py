@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from tests.support.waiting import wait_until
@@ -9,6 +11,14 @@ from tests.support.waiting import wait_until
 
 async def ready(app: Any) -> None:
     await wait_until(lambda: app.controller.ready.is_set(), 10, "the session to start")
+
+
+@asynccontextmanager
+async def running(app: Any, size: tuple[int, int] = (80, 24)) -> AsyncIterator[Any]:
+    """The app under Pilot, once its session is up."""
+    async with app.run_test(size=size) as pilot:
+        await ready(app)
+        yield pilot
 
 
 async def idle_after(app: Any, pilot: Any, count: int) -> None:

@@ -6,7 +6,7 @@ import textwrap
 
 from tests.support.waiting import wait_until
 
-from .helpers import ready
+from .helpers import running
 
 DEPLOY = textwrap.dedent("""
     def extension(wolli):
@@ -20,11 +20,8 @@ DEPLOY = textwrap.dedent("""
 
 
 async def test_slash_shows_commands_and_their_arguments_and_enter_accepts(make_app, tmp_path):
-    ext = tmp_path / "deploy.py"
-    ext.write_text(DEPLOY)
-    app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    app = make_app(code={"deploy": DEPLOY})
+    async with running(app) as pilot:
         menu = app.completion.menu
         await pilot.press("/", "d", "e", "p")
         await wait_until(lambda: menu.open, 5, "the command menu")
@@ -45,8 +42,7 @@ async def test_at_completes_project_files_and_escape_closes(make_app, project):
     (project / "src" / "server.py").write_text("x")
     (project / "README.md").write_text("x")
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         menu = app.completion.menu
         await pilot.press(*"explain @srvpy")
         await wait_until(lambda: menu.open, 5, "the file menu")
@@ -62,7 +58,6 @@ async def test_at_completes_project_files_and_escape_closes(make_app, project):
 async def test_tab_completes_a_path_with_one_candidate(make_app, project):
     (project / "documentation").mkdir()
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await pilot.press(*"ls docu", "tab")
         await wait_until(lambda: app.editor.text == "ls documentation/", 5, "the completed path")

@@ -15,7 +15,7 @@ from wolli.modes.tui.screens.confirm_dialog import ConfirmDialog
 from wolli.modes.tui.screens.dialog_base import TimedDialog
 from wolli.modes.tui.widgets.tool_row import ToolRow
 
-from .helpers import idle_after, ready, type_and_send
+from .helpers import idle_after, running, type_and_send
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "extensions"
 
@@ -27,8 +27,7 @@ async def _dialog_open(app, cls=TimedDialog):
 
 async def test_confirm_answers_yes_with_y_and_no_with_escape(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         asked = asyncio.ensure_future(app.ui.confirm("Delete?", "really"))
         await _dialog_open(app, ConfirmDialog)
         await pilot.press("y")
@@ -42,8 +41,7 @@ async def test_confirm_answers_yes_with_y_and_no_with_escape(make_app):
 
 async def test_select_picks_with_arrows_and_enter_and_input_returns_the_text(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         asked = asyncio.ensure_future(app.ui.select("Pick", ["red", {"label": "Green", "value": "g"}, "blue"]))
         screen = await _dialog_open(app)
         await wait_until(lambda: screen.query(OptionList), 5, "the options")
@@ -58,8 +56,7 @@ async def test_select_picks_with_arrows_and_enter_and_input_returns_the_text(mak
 
 async def test_editor_dialog_returns_the_edited_text_or_none(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         asked = asyncio.ensure_future(app.ui.editor("Edit", "draft"))
         await _dialog_open(app)
         await pilot.press("end", *" two", "ctrl+s")
@@ -72,8 +69,7 @@ async def test_editor_dialog_returns_the_edited_text_or_none(make_app):
 
 async def test_a_timeout_counts_down_and_answers_the_cancel_value(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         asked = asyncio.ensure_future(app.ui.confirm("Quick?", timeout=0.6))
         screen = await _dialog_open(app, ConfirmDialog)
         await pilot.pause()
@@ -85,8 +81,7 @@ async def test_a_timeout_counts_down_and_answers_the_cancel_value(make_app):
 
 async def test_an_abort_signal_closes_the_dialog(make_app):
     app = make_app()
-    async with app.run_test():
-        await ready(app)
+    async with running(app):
         controller = AbortController()
         asked = asyncio.ensure_future(app.ui.input("Wait", signal=controller.signal))
         await _dialog_open(app)
@@ -97,8 +92,7 @@ async def test_an_abort_signal_closes_the_dialog(make_app):
 
 async def test_two_dialogs_at_once_queue_instead_of_overlapping(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         first = asyncio.ensure_future(app.ui.confirm("First?"))
         second = asyncio.ensure_future(app.ui.confirm("Second?"))
         screen = await _dialog_open(app, ConfirmDialog)
@@ -114,8 +108,7 @@ async def test_two_dialogs_at_once_queue_instead_of_overlapping(make_app):
 
 async def test_the_permission_gate_asks_in_the_tui_and_a_no_blocks_the_command(make_app, faux, project):
     app = make_app(extensions=[str(EXAMPLES / "permission_gate.py")])
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         (project / "build").mkdir()
         faux.push([faux_tool_call("bash", {"command": "rm -rf build"})], "understood")
         await type_and_send(pilot, "clean up")
@@ -126,3 +119,13 @@ async def test_the_permission_gate_asks_in_the_tui_and_a_no_blocks_the_command(m
         assert (project / "build").is_dir()
         row = app.query(ToolRow).first()
         assert row.state == "error" and "did not allow" in str(row.body.render())
+
+
+async def test_a_dialog_asked_from_a_worker_thread_is_answered_on_the_app(make_app):
+    app = make_app()
+    async with running(app) as pilot:
+        # A sync tool running in a thread has no loop of its own: it runs the dialog with asyncio.run.
+        asked = asyncio.ensure_future(asyncio.to_thread(lambda: asyncio.run(app.ui.confirm("From a thread?"))))
+        await _dialog_open(app, ConfirmDialog)
+        await pilot.press("y")
+        assert await asyncio.wait_for(asked, 5) is True

@@ -8,13 +8,12 @@ from tests.support.waiting import wait_until
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.simple_messages import BashExecutionView
 
-from .helpers import idle_after, ready, type_and_send
+from .helpers import idle_after, running, type_and_send
 
 
 async def test_enter_while_streaming_steers_and_esc_aborts_and_restores_the_queue(make_app, faux):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         faux.tokens_per_second = 40
         faux.push(" ".join(["slow"] * 400))
         await type_and_send(pilot, "start")
@@ -39,8 +38,7 @@ async def test_enter_while_streaming_steers_and_esc_aborts_and_restores_the_queu
 
 async def test_history_with_up_and_down_persists_per_agent(make_app, faux, wolli_home):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         faux.push("one", "two")
         await type_and_send(pilot, "first prompt")
         await idle_after(app, pilot, 2)
@@ -56,16 +54,14 @@ async def test_history_with_up_and_down_persists_per_agent(make_app, faux, wolli
     assert (wolli_home / "agents" / "default" / "prompt-history.jsonl").read_text().splitlines() == [
         '"first prompt"', '"second prompt"']
     again = make_app()
-    async with again.run_test() as pilot:
-        await ready(again)
+    async with running(again) as pilot:
         await pilot.press("up")
         assert again.editor.text == "second prompt"
 
 
 async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         pasted = "\n".join(f"log line {i}" for i in range(30))
         app.editor.post_message(events.Paste(pasted))
         await wait_until(lambda: "[paste #1 +30 lines]" in app.editor.text, 5, "the paste marker")
@@ -78,8 +74,7 @@ async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
 
 async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await pilot.press(*"some text")
         await pilot.press("ctrl+c")
         assert app.editor.text == ""
@@ -88,8 +83,7 @@ async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app
         await pilot.press("ctrl+c")
         await wait_until(lambda: not app.is_running, 5, "the app to quit")
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await pilot.press("x", "ctrl+d")
         assert app.is_running  # not empty: Ctrl+D is not quit
         await pilot.press("backspace", "ctrl+d")
@@ -98,8 +92,7 @@ async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app
 
 async def test_bang_runs_a_shell_command_and_shows_its_output(make_app, project):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await type_and_send(pilot, "!echo hello-from-shell")
         await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
         assert "hello-from-shell" in str(app.query(BashExecutionView).first().render())
@@ -108,8 +101,7 @@ async def test_bang_runs_a_shell_command_and_shows_its_output(make_app, project)
 
 async def test_shift_tab_cycles_the_thinking_level(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         before = app.controller.session.thinking_level
         await pilot.press("shift+tab")
         await wait_until(lambda: app.controller.session.thinking_level != before, 5, "a new level")
@@ -121,8 +113,7 @@ async def test_without_a_model_the_app_opens_says_how_and_keeps_the_prompt(make_
     from wolli.modes.tui.widgets.simple_messages import NoticeView
 
     app = make_app(model=None)
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         notices = " ".join(str(n.render()) for n in app.query(NoticeView))
         assert "No model is available" in notices and "models.json" in notices
         await type_and_send(pilot, "hello")

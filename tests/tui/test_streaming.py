@@ -8,13 +8,12 @@ from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
 from wolli.modes.tui.widgets.tool_row import ToolRow
 from wolli.modes.tui.widgets.user_message import UserMessageView
 
-from .helpers import idle_after, mounted, ready, type_and_send
+from .helpers import idle_after, mounted, running, type_and_send
 
 
 async def test_a_prompt_shows_the_user_message_and_the_streamed_markdown_answer(make_app, faux):
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.push("Here is **bold** and `code`.\n\n```python\nprint('hi')\n```")
         await type_and_send(pilot, "hello there")
         await idle_after(app, pilot, 2)
@@ -28,8 +27,7 @@ async def test_a_prompt_shows_the_user_message_and_the_streamed_markdown_answer(
 
 async def test_streamed_tokens_reach_the_screen_in_frames_not_one_update_per_token(make_app, faux):
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.tokens_per_second = 2000
         words = " ".join(f"word{i}" for i in range(600))
         faux.push(words)
@@ -44,8 +42,7 @@ async def test_streamed_tokens_reach_the_screen_in_frames_not_one_update_per_tok
 async def test_a_tool_call_becomes_a_row_that_finishes_with_its_result(make_app, faux, project):
     (project / "notes.txt").write_text("alpha\nbeta\n")
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.push([faux_tool_call("read", {"path": "notes.txt"})], "read it")
         await type_and_send(pilot, "read notes")
         await idle_after(app, pilot, 4)
@@ -57,8 +54,7 @@ async def test_a_tool_call_becomes_a_row_that_finishes_with_its_result(make_app,
 
 async def test_a_failing_tool_row_is_marked_as_an_error(make_app, faux):
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.push([faux_tool_call("read", {"path": "missing.txt"})], "it is missing")
         await type_and_send(pilot, "read it")
         await idle_after(app, pilot, 4)
@@ -70,8 +66,7 @@ async def test_a_failing_tool_row_is_marked_as_an_error(make_app, faux):
 async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app, faux, project):
     (project / "long.txt").write_text("".join(f"line {i}\n" for i in range(30)))
     app = make_app()
-    async with app.run_test(size=(100, 40)) as pilot:
-        await ready(app)
+    async with running(app, (100, 40)) as pilot:
         faux.push([faux_thinking("first I think\nthen more"), faux_tool_call("read", {"path": "long.txt"})], "done")
         await type_and_send(pilot, "read long")
         await idle_after(app, pilot, 4)
@@ -90,8 +85,7 @@ async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app,
 
 async def test_the_footer_shows_model_tokens_and_context(make_app, faux):
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.push("ok")
         await type_and_send(pilot, "hi")
         await idle_after(app, pilot, 2)
@@ -105,8 +99,7 @@ async def test_a_running_command_streams_its_output_into_the_row(make_app, faux,
     (project / "go").write_text("")
     command = "echo first-line; while [ -e go ]; do sleep 0.05; done; echo second-line"
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         faux.push([faux_tool_call("bash", {"command": command})], "done")
         await type_and_send(pilot, "run it")
         from tests.support.waiting import wait_until
@@ -120,12 +113,11 @@ async def test_a_running_command_streams_its_output_into_the_row(make_app, faux,
         assert row.state == "success" and "second-line" in str(row.body.render()) and "exit 0" in str(row.body.render())
 
 
-async def test_a_long_answer_in_a_small_terminal_ends_scrolled_to_its_last_word(make_app, faux):
+async def test_a_long_answer_that_overflows_near_its_end_is_followed_to_its_last_word(make_app, faux):
     app = make_app()
     # Sized so that the answer overflows the screen only near its end (the case that once
     # left the transcript unanchored and the last words below the screen).
-    async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app)
+    async with running(app, (120, 40)) as pilot:
         faux.push(" ".join(f"alpha{i}" for i in range(500)) + " LASTWORD")
         await type_and_send(pilot, "go")
         await idle_after(app, pilot, 2)
@@ -138,24 +130,22 @@ async def test_a_long_answer_in_a_small_terminal_ends_scrolled_to_its_last_word(
 
 
 async def test_a_resize_while_streaming_reflows_the_text(make_app, faux):
+    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.stream_tail import StreamTail, wrap_row
 
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
-        faux.tokens_per_second = 200
-        words = " ".join(f"word{i}" for i in range(300))
+    async with running(app, (100, 30)) as pilot:
+        faux.tokens_per_second = 30  # 150 words: five seconds, so the resize lands mid-stream
+        words = " ".join(f"word{i}" for i in range(150))
         faux.push(words)
         await type_and_send(pilot, "go")
-        from tests.support.waiting import wait_until
-
-        await wait_until(lambda: app.query(StreamTail) and len(app.query(StreamTail).first().text) > 200, 10, "a tail")
+        await wait_until(lambda: app.query(StreamTail) and len(app.query(StreamTail).first().text) > 100, 10, "a tail")
         await pilot.resize_terminal(60, 30)
-        await pilot.pause()
         tail = app.query(StreamTail).first()
-        if tail.is_attached:  # still streaming: its rows follow the new width
-            assert all(len(row) <= tail.size.width for row in tail._rows)
-            assert tail._rows[: len(wrap_row(tail.text, tail.size.width)) - 1] == wrap_row(tail.text, tail.size.width)[:-1]
+        await wait_until(lambda: tail.size.width < 60, 5, "the narrower tail")
+        assert tail.is_attached  # still streaming
+        tail.set_text(tail.text)  # what the next frame does
+        assert tail._rows == wrap_row(tail.text, tail.size.width)
         await idle_after(app, pilot, 2)
         assert mounted(app, AssistantMessageView)[-1].markdown_text == words
         transcript = app.transcript

@@ -11,13 +11,12 @@ from textual.widgets import Static
 from tests.support.waiting import wait_until
 from wolli.modes.tui.custom_editor import CustomEditor
 
-from .helpers import ready
+from .helpers import running
 
 
 async def test_widgets_go_above_or_below_the_editor_and_a_failing_factory_shows_its_error(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         app.ui.set_widget("todo", ["1. write tests", "2. ship"])
         app.ui.set_widget("below", lambda app_, theme: Static("under the editor"), placement="below_editor")
 
@@ -37,8 +36,7 @@ async def test_widgets_go_above_or_below_the_editor_and_a_failing_factory_shows_
 
 async def test_set_footer_replaces_the_footer_and_none_restores_it(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         app.ui.set_footer(lambda app_, theme: Static("my footer"))
         await pilot.pause()
         assert not app.footer.display
@@ -50,8 +48,7 @@ async def test_set_footer_replaces_the_footer_and_none_restores_it(make_app):
 
 async def test_custom_replaces_the_editor_until_done(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
 
         class Picker(Static):
             can_focus = True
@@ -76,8 +73,7 @@ async def test_custom_replaces_the_editor_until_done(make_app):
 
 async def test_editor_text_get_set_paste_and_a_custom_editor_keeps_the_app_keys(make_app, faux):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         app.ui.set_editor_text("hello")
         app.ui.paste_to_editor(" world")
         assert app.ui.get_editor_text() == "hello world"
@@ -106,8 +102,7 @@ async def test_editor_text_get_set_paste_and_a_custom_editor_keeps_the_app_keys(
 
 async def test_working_message_indicator_and_visibility(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         working = app.working
         working.start()
         app.ui.set_working_message("Reading the repo")
@@ -123,8 +118,7 @@ async def test_working_message_indicator_and_visibility(make_app):
 
 async def test_notify_titles_tools_expanded_and_themes(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         app.ui.notify("saved", "warning")
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["saved"]
@@ -151,8 +145,7 @@ async def test_an_extension_shortcut_fires_with_ctx(make_app, tmp_path):
             wolli.register_shortcut("ctrl+o", description="clashes", handler=on_key)
     """))
     app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await pilot.press("ctrl+y")
         await wait_until(lambda: [n.message for n in app._notifications] == ["shortcut tui"], 5, "the notice")
         from wolli.modes.tui.widgets.simple_messages import NoticeView
@@ -165,8 +158,7 @@ async def test_an_extension_shortcut_fires_with_ctx(make_app, tmp_path):
 
 async def test_ui_calls_from_a_worker_thread_reach_the_screen(make_app):
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await asyncio.to_thread(app.ui.set_status, "thread", "from a thread")
         await asyncio.to_thread(app.ui.notify, "thread notice")
         await pilot.pause()
@@ -194,8 +186,7 @@ async def test_prints_become_notices_and_quitting_runs_session_shutdown(make_app
     from wolli.modes.tui.widgets.simple_messages import NoticeView
 
     app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await wait_until(lambda: len(app.query(NoticeView)) >= 2, 5, "the notices")
         texts = [str(n.render()) for n in app.query(NoticeView)]
         assert "hello from an extension" in texts and "a warning" in texts
@@ -209,8 +200,7 @@ async def test_keybindings_json_moves_app_and_editor_keys(make_app, faux, wolli_
     (wolli_home / "keybindings.json").write_text(json.dumps(
         {"app.tools.expand": "ctrl+e", "submit": "ctrl+s", "newline": "enter"}))
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         await pilot.press("ctrl+e")
         assert app.tools_expanded
         await pilot.press("ctrl+o")
@@ -236,11 +226,15 @@ async def test_a_user_theme_applies_and_is_redrawn_when_its_file_changes(faux, p
     theme_file.write_text(json.dumps({"name": "mine", "colors": {**colors, "accent": "#112233"}}))
     app = WolliApp(StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False),
                    themes_dirs=[folder], theme_name="mine")
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app):
         assert app.theme == "wolli-mine" and app.theme_spec.color("accent") == "#112233"
-        await wait_until(lambda: app.theme_watch_ready, 5, "the theme watcher")
-        await pilot.pause(0.2)
-        theme_file.write_text(json.dumps({"name": "mine", "colors": {**colors, "accent": "#445566"}}))
-        await wait_until(lambda: app.theme_spec.color("accent") == "#445566", 10, "the reloaded theme")
+        # The watcher arms in the background: save until it sees a save (state, not a sleep).
+        for _ in range(20):
+            theme_file.write_text(json.dumps({"name": "mine", "colors": {**colors, "accent": "#445566"}}))
+            try:
+                await wait_until(lambda: app.theme_spec.color("accent") == "#445566", 0.5, "the reloaded theme")
+                break
+            except AssertionError:
+                continue
+        assert app.theme_spec.color("accent") == "#445566"
         assert app.theme == "wolli-mine" and app.current_theme.primary.lower() == "#445566"

@@ -12,21 +12,19 @@ from wolli.modes.tui.widgets.tool_row import ToolRow
 from wolli.modes.tui.widgets.transcript import MAX_MOUNTED
 from wolli.modes.tui.widgets.user_message import UserMessageView
 
-from .helpers import idle_after, ready, type_and_send
+from .helpers import idle_after, running, type_and_send
 
 
 async def test_resuming_a_session_shows_its_history_with_tool_rows(make_app, faux, project):
     (project / "a.txt").write_text("content of a\n")
     app = make_app()
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         faux.push([faux_tool_call("read", {"path": "a.txt"})], "it says content")
         await type_and_send(pilot, "what is in a.txt")
         await idle_after(app, pilot, 4)
         session_id = app.controller.session.session_id
     resumed = make_app(session=session_id)
-    async with resumed.run_test() as pilot:
-        await ready(resumed)
+    async with running(resumed) as pilot:
         await wait_until(lambda: len(resumed.query(ToolRow)) == 1, 5, "the history")
         await pilot.pause()
         assert [u.text for u in resumed.query(UserMessageView)] == ["what is in a.txt"]
@@ -37,8 +35,7 @@ async def test_resuming_a_session_shows_its_history_with_tool_rows(make_app, fau
 
 async def test_a_long_session_mounts_a_bounded_window_and_pages_back(make_app, faux):
     app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ready(app)
+    async with running(app, (100, 30)) as pilot:
         for i in range(60):
             faux.push(f"answer {i}")
             await app.controller.session.prompt(f"question {i}")
@@ -85,11 +82,8 @@ RENDERING = textwrap.dedent("""
 
 
 async def test_tool_renderers_take_their_slots_and_a_raising_one_falls_back(make_app, faux, tmp_path):
-    ext = tmp_path / "rendering.py"
-    ext.write_text(RENDERING)
-    app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    app = make_app(code={"rendering": RENDERING})
+    async with running(app) as pilot:
         faux.push([faux_tool_call("count", {"n": 7}), faux_tool_call("count", {"n": 13})], "done")
         await type_and_send(pilot, "count")
         await idle_after(app, pilot, 5)
@@ -100,11 +94,8 @@ async def test_tool_renderers_take_their_slots_and_a_raising_one_falls_back(make
 
 
 async def test_custom_messages_use_their_renderer_or_the_boxed_fallback(make_app, tmp_path):
-    ext = tmp_path / "rendering.py"
-    ext.write_text(RENDERING)
-    app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    app = make_app(code={"rendering": RENDERING})
+    async with running(app) as pilot:
         await type_and_send(pilot, "/send")
         await wait_until(lambda: len(app.query(CustomMessageView)) == 1, 5, "the note")
         await type_and_send(pilot, "/send other")
@@ -123,8 +114,7 @@ async def test_a_new_session_from_an_extension_switches_the_transcript(make_app,
             wolli.register_command("fresh", description="start over", handler=fresh)
     """))
     app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    async with running(app) as pilot:
         faux.push("first answer", "second answer")
         await type_and_send(pilot, "in the first session")
         await idle_after(app, pilot, 2)
@@ -158,11 +148,8 @@ OVERRIDE = textwrap.dedent("""
 
 
 async def test_an_overriding_tool_inherits_the_builtin_header_and_hidden_messages_stay_hidden(make_app, faux, tmp_path):
-    ext = tmp_path / "override.py"
-    ext.write_text(OVERRIDE)
-    app = make_app(extensions=[str(ext)])
-    async with app.run_test() as pilot:
-        await ready(app)
+    app = make_app(code={"override": OVERRIDE})
+    async with running(app) as pilot:
         faux.push([faux_tool_call("read", {"path": "notes.txt"})], "ok")
         await type_and_send(pilot, "read")
         await idle_after(app, pilot, 4)

@@ -37,6 +37,11 @@ class Shortcut:
     description: str
     owner: str
 
+    async def run(self, ctx: Any) -> None:
+        result = self.handler(ctx)
+        if inspect.isawaitable(result):
+            await result
+
 
 @dataclass
 class ExtensionPromptSection:

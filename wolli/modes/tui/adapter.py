@@ -43,7 +43,7 @@ class EventAdapter:
             case "message_update":
                 view, message = self.current, event.message
                 if view is not None:
-                    self.batcher.mark(view, lambda: self._sync(view, message))
+                    self.batcher.mark(view, lambda: view.sync(message))
             case "message_end":
                 self._message_end(event.message)
             case "tool_execution_start":
@@ -51,8 +51,8 @@ class EventAdapter:
                 row.start(event.args)
             case "tool_execution_update":
                 row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
-                partial = event.partial_result
-                self.batcher.mark(row, lambda: row.update_partial(partial))
+                result = event.partial_result
+                self.batcher.mark(row, lambda: row.update_partial(result))
             case "tool_execution_end":
                 row = self._tool_row(event.tool_call_id, event.tool_name, None)
                 self.batcher.drop(row)
@@ -78,7 +78,8 @@ class EventAdapter:
                     app.add_notice(f"Compaction failed: {event.error_message}", "error")
                 elif event.result is not None:
                     summary = getattr(event.result, "summary", "")
-                    app.transcript.add(SummaryView("Compacted older messages", summary))
+                    build = partial(SummaryView, "Compacted older messages", summary)
+                    app.transcript.add(build(), build)
                 app.refresh_footer()
             case "auto_retry_start":
                 app.add_notice(f"Retrying in {event.delay_ms / 1000:.1f}s (attempt {event.attempt} of "
@@ -100,20 +101,19 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ messages
 
-    def _sync(self, view: AssistantMessageView, message: Any) -> None:
-        view.sync(message)
-        self.app.transcript.follow()
-
     def _message_start(self, message: Any) -> None:
         if message.role == "assistant":
-            self.current = self.app.transcript.add(self._assistant_view())  # type: ignore[assignment]
-            self.current.sync(message)  # type: ignore[union-attr]
+            view = self._assistant_view()
+            self.current = view
+            # Rebuilt from the final message once it ends (set_rebuild below).
+            self.app.transcript.add(view, partial(self._assistant_rebuild, message))
+            view.sync(message)
         elif message.role == "toolResult":
             pass  # shown by its tool row
         else:
             widget = self.build_row(message)
             if widget is not None:
-                self.app.transcript.add(widget, lambda m=message: self.build_row(m) or NoticeView(""))
+                self.app.transcript.add(widget, partial(self._history_row, message))
 
     def _message_end(self, message: Any) -> None:
         if message.role != "assistant":
@@ -124,7 +124,7 @@ class EventAdapter:
             return
         self.batcher.drop(view)
         view.finish(message)
-        self.app.transcript.set_rebuild(view, lambda m=message: self._assistant_rebuild(m))
+        self.app.transcript.set_rebuild(view, partial(self._assistant_rebuild, message))
         for call in message.tool_calls():
             self._tool_row(call.id, call.name, call.arguments)
         self.app.refresh_footer()
@@ -142,7 +142,7 @@ class EventAdapter:
         if row is None:
             row = ToolRow(tool_call_id, name, args, context=self.app.render_context)
             self.tool_rows[tool_call_id] = row
-            self.app.transcript.add(row, lambda: self._rebuild_tool(tool_call_id))
+            self.app.transcript.add(row, partial(self._rebuild_tool, tool_call_id))
         return row
 
     def _rebuild_tool(self, tool_call_id: str) -> Widget:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,6 @@ class WolliApp(App[int]):
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
         self.themes_dirs = list(themes_dirs or [])
-        self.theme_watch_ready = False
         self.themes, self.theme_problems = discover_themes(self.themes_dirs)
         self.theme_spec: ThemeSpec = self.themes.get(theme_name) or self.themes["dark"]
         self.ui_theme = AnsiTheme(self.theme_spec)
@@ -98,10 +98,9 @@ class WolliApp(App[int]):
 
     def _apply_keymap(self) -> None:
         """Bindings follow keybindings.json (pi's ids or the short names; see docs/tui.md)."""
-        from ...config.keybindings import active_keys, load_keybindings
-        from ...config.paths import keybindings_path
+        from ...config.keybindings import current_keys
 
-        keys = active_keys(load_keybindings(keybindings_path())[0])
+        keys = current_keys()
         self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if action in keys})
 
     def compose(self) -> ComposeResult:
@@ -159,13 +158,13 @@ class WolliApp(App[int]):
             if number is None:
                 continue
             try:
-                loop.add_signal_handler(number, self._on_terminate)
+                loop.add_signal_handler(number, self._on_terminate, int(number))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
-    def _on_terminate(self) -> None:
+    def _on_terminate(self, number: int) -> None:
         self.controller.abort()
-        self.exit(128 + 15)
+        self.exit(128 + number)
 
     # ------------------------------------------------------------------ input
 
@@ -188,12 +187,10 @@ class WolliApp(App[int]):
         self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
 
     def on_key(self, event: Any) -> None:
-        extensions = getattr(self.controller.host, "extensions", None)
-        found = extensions.registry.shortcuts.get(event.key) if extensions is not None else None
-        if found is not None and self.controller.session is not None:
+        shortcut = self.controller.shortcut(event.key)
+        if shortcut is not None:
             event.stop()
-            ctx = self.controller.session.handler_context()
-            self.run_worker(_maybe_await(found.handler, ctx), group="shortcut")
+            self.run_worker(self.controller.run_shortcut(shortcut), group="shortcut")
 
     def check_shortcut_clashes(self) -> None:
         """An extension shortcut on a key the app already uses is reported (the app's key wins)."""
@@ -264,7 +261,8 @@ class WolliApp(App[int]):
     # ------------------------------------------------------------------ what the adapter calls
 
     def add_notice(self, text: str, level: str = "info") -> None:
-        self.transcript.add(NoticeView(text, level), lambda: NoticeView(text, level))
+        build = partial(NoticeView, text, level)
+        self.transcript.add(build(), build)
 
     def refresh_footer(self) -> None:
         from .footer_data import fill_footer
@@ -294,10 +292,3 @@ class WolliApp(App[int]):
         except Exception as exc:
             self.add_notice(f"renderer for {message.custom_type!r} failed: {type(exc).__name__}: {exc}", "error")
             return None
-
-async def _maybe_await(fn: Any, *args: Any) -> None:
-    import inspect
-
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        await result

@@ -21,7 +21,6 @@ class TuiController:
         self.request = request
         self.startup: Any = None  # runtime.startup.Startup once started
         self.ready = asyncio.Event()
-        self.error: StartupError | None = None
         self._observed: Any = None  # the remover of the observer on the active session
 
     @property
@@ -42,10 +41,9 @@ class TuiController:
             session.services.on_active_session(self._on_active)
 
         try:
-            self.startup = await start(self.request, ui=self.app.ui, observers=[self._observe_first],
+            self.startup = await start(self.request, ui=self.app.ui, observers=[self.app.adapter],
                                        before_start=before_start)
         except StartupError as exc:
-            self.error = exc
             self.app.exit(return_code=exc.exit_code, message=_startup_message(exc))
             return
         self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
@@ -75,9 +73,6 @@ class TuiController:
         except Exception:  # only a head start: the real request reports any problem
             pass
 
-    def _observe_first(self, event: Any) -> None:
-        self.app.adapter(event)
-
     def _on_active(self, new: Any, old: Any) -> None:
         """Another session became active (new, resume, fork): follow it."""
         if self._observed is not None:
@@ -90,30 +85,46 @@ class TuiController:
     # ------------------------------------------------------------------ input
 
     async def send(self, text: str, *, follow_up: bool = False, images: list[Any] | None = None) -> None:
+        """What the user typed: ``!cmd``, steering or a follow-up while the agent works, else a
+        prompt. Whatever fails is shown and the app stays up; a prompt that failed before it
+        reached the session goes back into the editor."""
         await self.ready.wait()
         session = self.session
         if session is None:
             return
-        stripped = text.strip()
-        if stripped.startswith("!"):
-            exclude = stripped.startswith("!!")
-            command = (stripped[2:] if exclude else stripped[1:]).strip()
-            if command:
-                await session.run_bash(command, exclude_from_context=exclude)  # shown by its events
-                return
-        if session.is_streaming or not session.is_idle():
-            behavior = "followUp" if follow_up else "steer"
-            await session.prompt(text, images, streaming_behavior=behavior)
-            return
         try:
-            await session.prompt(text, images)
-        except Exception as exc:  # a failing run is shown, the app stays up, the text is kept
+            await self._send(session, text, follow_up, images)
+        except Exception as exc:
             self.app.add_notice(str(exc) or type(exc).__name__, "error")
             if not self.app.editor.text:
                 self.app.surface.set_editor_text(text)
         self.app.refresh_footer()
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()
+
+    @staticmethod
+    async def _send(session: Any, text: str, follow_up: bool, images: list[Any] | None) -> None:
+        stripped = text.strip()
+        command = stripped.lstrip("!").strip()
+        if stripped.startswith("!") and command:
+            await session.run_bash(command, exclude_from_context=stripped.startswith("!!"))  # shown by its events
+        elif session.is_streaming or not session.is_idle():
+            await session.prompt(text, images, streaming_behavior="followUp" if follow_up else "steer")
+        else:
+            await session.prompt(text, images)
+
+    def shortcut(self, key: str) -> Any:
+        """The extension shortcut bound to ``key``, once the session is up."""
+        if self.host is None or self.session is None:
+            return None
+        return self.host.extensions.registry.shortcuts.get(key)
+
+    async def run_shortcut(self, shortcut: Any) -> None:
+        try:
+            await shortcut.run(self.session.handler_context())
+        except Exception as exc:  # a broken shortcut is reported, never the end of the app
+            self.app.add_notice(f"{shortcut.owner}: shortcut {shortcut.key} failed: {type(exc).__name__}: {exc}",
+                                "error")
 
     def abort(self) -> list[str]:
         """Stop the run; returns the queued messages (they go back into the editor)."""
@@ -126,15 +137,15 @@ class TuiController:
         return [*steering, *follow_up]
 
     async def cycle_thinking_level(self) -> str | None:
+        """The next thinking level (the session clamps it to what the model takes)."""
+        from ...ai.types import THINKING_LEVELS
+
         session = self.session
         if session is None or session.model is None or not getattr(session.model, "reasoning", False):
             return None
-        levels = ["off", "minimal", "low", "medium", "high"]
-        if "xhigh" in (getattr(session.model, "thinking_levels", None) or []):
-            levels.append("xhigh")
         current = session.thinking_level
-        following = levels[(levels.index(current) + 1) % len(levels)] if current in levels else "off"
-        return await session.set_thinking_level(following)
+        index = THINKING_LEVELS.index(current) if current in THINKING_LEVELS else -1
+        return await session.set_thinking_level(THINKING_LEVELS[(index + 1) % len(THINKING_LEVELS)])
 
     async def shutdown(self) -> None:
         if self.startup is not None:

@@ -21,7 +21,6 @@ async def watch_themes(app: Any, folders: list[Path]) -> None:
     from ...config.themes import discover_themes
 
     existing = [f for f in folders if f.is_dir()]
-    app.theme_watch_ready = True
     if not existing:
         return
     async for changes in watchfiles.awatch(*existing, watch_filter=_json_file, debounce=100, step=20):

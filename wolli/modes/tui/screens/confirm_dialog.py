@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.widgets import Button, Static
 
 from .dialog_base import TimedDialog
@@ -23,19 +23,15 @@ class ConfirmDialog(TimedDialog[bool]):
         super().__init__(title, cancel_value=False, **kwargs)
         self.message = message
 
-    def compose(self):  # type: ignore[override]
-        with Vertical(classes="dialog-box"):
-            yield Static(self.title_text, classes="dialog-title", markup=False)
-            if self.message:
-                yield Static(self.message, classes="dialog-message", markup=False)
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Yes (y)", id="yes", variant="primary")
-                yield Button("No (n)", id="no")
-            yield self.countdown
+    def body(self):  # type: ignore[no-untyped-def]
+        if self.message:
+            yield Static(self.message, classes="dialog-message", markup=False)
+        with Horizontal(classes="dialog-buttons"):
+            yield Button("Yes (y)", id="yes", variant="primary")
+            yield Button("No (n)", id="no")
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one("#yes", Button).focus()
+    def first_focus(self) -> Button:
+        return self.query_one("#yes", Button)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

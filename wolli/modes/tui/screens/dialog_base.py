@@ -8,11 +8,14 @@ while such a dialog is open.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 T = TypeVar("T")
@@ -21,6 +24,7 @@ T = TypeVar("T")
 class TimedDialog(ModalScreen[T], Generic[T]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
     DEFAULT_CLASSES = "dialog"
+    BOX_CLASSES = "dialog-box"
 
     def __init__(self, title: str, *, timeout: float | None = None, signal: Any = None, cancel_value: Any = None) -> None:
         super().__init__()
@@ -34,7 +38,24 @@ class TimedDialog(ModalScreen[T], Generic[T]):
         self._unsubscribe: Any = None
         self._answered = False
 
+    def body(self) -> Iterable[Widget]:
+        """The widgets between the title and the countdown."""
+        return ()
+
+    def first_focus(self) -> Widget | None:
+        """The widget that has the focus when the dialog opens."""
+        return None
+
+    def compose(self):  # type: ignore[override]
+        with Vertical(classes=self.BOX_CLASSES):
+            yield Static(self.title_text, classes="dialog-title", markup=False)
+            yield from self.body()
+            yield self.countdown
+
     def on_mount(self) -> None:
+        target = self.first_focus()
+        if target is not None:
+            target.focus()
         if self.timeout is not None and self.timeout > 0:
             self._deadline = time.monotonic() + self.timeout
             self._tick()

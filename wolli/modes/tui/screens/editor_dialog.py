@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Static, TextArea
 
 from .dialog_base import TimedDialog
@@ -16,21 +15,18 @@ class EditorDialog(TimedDialog[str | None]):
         *TimedDialog.BINDINGS,
         Binding("ctrl+s,ctrl+enter", "save", "Done", show=False, priority=True),
     ]
+    BOX_CLASSES = "dialog-box dialog-wide"
 
     def __init__(self, title: str, prefill: str | None = None, **kwargs: Any) -> None:
         super().__init__(title, **kwargs)
-        self.prefill = prefill or ""
+        self.field = TextArea(prefill or "", id="dialog-editor", soft_wrap=True)
 
-    def compose(self):  # type: ignore[override]
-        with Vertical(classes="dialog-box dialog-wide"):
-            yield Static(self.title_text, classes="dialog-title", markup=False)
-            yield TextArea(self.prefill, id="dialog-editor", soft_wrap=True)
-            yield Static("Ctrl+S done · Esc cancel", classes="dialog-hint")
-            yield self.countdown
+    def body(self):  # type: ignore[no-untyped-def]
+        yield self.field
+        yield Static("Ctrl+S done · Esc cancel", classes="dialog-hint")
 
-    def on_mount(self) -> None:
-        super().on_mount()
-        self.query_one(TextArea).focus()
+    def first_focus(self) -> TextArea:
+        return self.field
 
     def action_save(self) -> None:
-        self.close(self.query_one(TextArea).text)
+        self.close(self.field.text)

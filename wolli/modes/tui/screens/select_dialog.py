@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.containers import Vertical
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from .dialog_base import TimedDialog
@@ -27,20 +26,16 @@ class SelectDialog(TimedDialog[Any]):
     def __init__(self, title: str, options: list[Any], **kwargs: Any) -> None:
         super().__init__(title, **kwargs)
         self.options = list(options)
-
-    def compose(self):  # type: ignore[override]
-        with Vertical(classes="dialog-box"):
-            yield Static(self.title_text, classes="dialog-title", markup=False)
-            yield OptionList(*[Option(option_label(o), id=str(i)) for i, o in enumerate(self.options)],
-                             id="dialog-options")
-            yield self.countdown
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        options = self.query_one(OptionList)
-        options.focus()
+        self.choices = OptionList(*[Option(option_label(o), id=str(i)) for i, o in enumerate(self.options)],
+                               id="dialog-options")
         if self.options:
-            options.highlighted = 0
+            self.choices.highlighted = 0
+
+    def body(self):  # type: ignore[no-untyped-def]
+        yield self.choices
+
+    def first_focus(self) -> OptionList:
+        return self.choices
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

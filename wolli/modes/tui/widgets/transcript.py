@@ -50,22 +50,17 @@ class Transcript(VerticalScroll):
     def on_resize(self) -> None:
         self._update_anchor()  # the screen or the editor changed height
 
-    def follow(self) -> None:
-        """After rows grew without a new row (streaming): check once the screen settled."""
-        self.call_after_refresh(self._update_anchor)
-
     @property
     def hidden_count(self) -> int:
         return self.first_mounted
 
-    def add(self, widget: Widget, rebuild: Callable[[], Widget] | None = None) -> Widget:
+    def add(self, widget: Widget, rebuild: Callable[[], Widget]) -> Widget:
         """Append a live widget (streaming rows are added this way). ``rebuild`` makes a fresh
         copy when the row scrolls back into the window after it was unmounted."""
-        self.items.append(rebuild or (lambda: Static("…", classes="notice")))
+        self.items.append(rebuild)
         self.mounted.append(widget)
         self.mount(widget)
         self._trim()
-        self.call_after_refresh(self._update_anchor)
         return widget
 
     def add_lazy(self, builders: list[Callable[[], Widget]]) -> None:
@@ -83,8 +78,6 @@ class Transcript(VerticalScroll):
         if widgets:
             self.mount_all(widgets)
         self._trim()
-        self._update_more()
-        self.call_after_refresh(self._update_anchor)
 
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
         """Once a streamed row is complete, say how to build it again from its data."""
