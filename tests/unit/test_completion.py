@@ -59,3 +59,13 @@ async def test_an_extension_provider_wraps_the_builtin_one(tmp_path):
     assert (await suggestions(provider, ["/"], 0, 1))["items"][0]["value"] == "/x"  # delegated
     applied = provider.apply_completion(["see #2"], 0, 6, {"value": "#2983"}, "#2")
     assert applied["lines"] == ["see #2983 "]
+
+
+def test_file_matching_prefers_names_containing_the_query_and_needs_no_full_scoring():
+    files = ProjectFiles("/nowhere")
+    files.names = [f"deep/dir{i}/server_{i}.py" for i in range(5000)] + ["server.py", "docs/s_e_r_v.md"]
+    files.lowered = [n.lower() for n in files.names]
+    best = files.best("server")
+    assert best[0] == "server.py" and len(best) == 50
+    assert "docs/s_e_r_v.md" not in best  # fifty names contain "server" whole: no letter-by-letter search
+    assert files.best("sv.md") == ["docs/s_e_r_v.md"]
