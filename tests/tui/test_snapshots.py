@@ -107,3 +107,18 @@ def test_light_theme(snap_compare, snap_app, faux, wolli_home):
         await idle_after(app, pilot, 2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_thinking_then_an_answer(snap_compare, snap_app, faux):
+    from wolli.ai.providers.faux import faux_text, faux_thinking
+
+    app = snap_app()
+
+    async def run_before(pilot):
+        await _settle(app, pilot)
+        faux.push([faux_thinking("The user wants a haiku about tests. " * 4 + "\nKeep it short."),
+                   faux_text("Green bar at dawn")])
+        await type_and_send(pilot, "a haiku please")
+        await idle_after(app, pilot, 2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -81,6 +81,12 @@ async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app,
         assert "Thinking: first I think" in str(thinking.render())
         await pilot.press("ctrl+t")
         assert thinking.expanded
+        await pilot.pause()  # drawn in the dark theme's colours first
+        list(thinking.render_line(0))
+        app.ui.set_theme("light")  # rows drawn before the switch are drawn again in the new colours
+        await pilot.pause()
+        color = list(thinking.render_line(0))[0].style.color
+        assert color is not None and color.triplet.hex == app.themes["light"].color("thinkingText")
 
 
 async def test_the_footer_shows_model_tokens_and_context(make_app, faux):

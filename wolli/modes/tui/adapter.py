@@ -148,8 +148,7 @@ class EventAdapter:
     def _rebuild_tool(self, tool_call_id: str) -> Widget:
         old = self.tool_rows[tool_call_id]
         row = ToolRow(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
-        row.state = old.state
-        row.add_class(f"tool-{old.state}")
+        row.set_state(old.state)
         row.result, row.elapsed_s = old.result, old.elapsed_s
         self.tool_rows[tool_call_id] = row
         return row

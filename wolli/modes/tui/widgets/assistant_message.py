@@ -91,9 +91,6 @@ class AssistantMessageView(Vertical):
             self.pending_message, self._final = message, True
             return
         self.sync(message, final=True)
-        for widget, _ in self._blocks.values():
-            if isinstance(widget, ThinkingBlock):
-                widget.done()
         stop = getattr(message, "stop_reason", "stop")
         if stop in ("error", "aborted") and self.error is None:
             text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"

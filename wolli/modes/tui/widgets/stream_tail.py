@@ -41,10 +41,11 @@ def wrap_row(text: str, width: int) -> list[str]:
 
 
 class StreamTail(Widget):
-    DEFAULT_CSS = "StreamTail { height: auto; }"
+    DEFAULT_CSS = "StreamTail { height: auto; background: $background; }"
 
     def __init__(self) -> None:
-        super().__init__(classes="stream-tail")
+        super().__init__()
+        self.add_class("stream-tail")
         self.text = ""
         self._rows: list[str] = []
         # Where the last row starts in ``text``: rows before it are final.
@@ -97,10 +98,21 @@ class StreamTail(Widget):
             self._rewrap_all(width)
         return max(1, len(self._rows))
 
+    def notify_style_update(self) -> None:
+        # The theme changed: cached rows carry the old colours (also called while constructing).
+        getattr(self, "_strips", {}).clear()
+        super().notify_style_update()
+
+    def render(self) -> str:  # what tests and screenshots read as plain text
+        return "\n".join(self._rows)
+
     def render_line(self, y: int) -> Strip:
         strip = self._strips.get(y)
         if strip is None:
             row = self._rows[y] if y < len(self._rows) else ""
-            strip = Strip([Segment(row, self.rich_style)], cell_len(row)).extend_cell_length(self.size.width)
+            # The widget's own style (its resolved background too) for the text and the rest of
+            # the row: the line API paints nothing for us.
+            style = self.rich_style
+            strip = Strip([Segment(row, style)], cell_len(row)).extend_cell_length(self.size.width, style)
             self._strips[y] = strip
         return strip

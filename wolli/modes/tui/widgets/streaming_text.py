@@ -10,7 +10,6 @@ gains a row. When the answer ends, the tail joins the markdown.
 
 from __future__ import annotations
 
-from rich.cells import cell_len
 from textual.containers import Vertical
 
 from .markdown_view import ThemedMarkdown
@@ -25,16 +24,6 @@ def settled_length(text: str) -> int:
             return end + 2
         end = text.rfind("\n\n", 0, end)
     return 0
-
-
-def estimated_lines(text: str, width: int) -> int:
-    """Lines ``text`` takes at ``width``, on the safe side: word wrapping leaves the end of a
-    line unused, so lines are counted as if they were up to ten cells shorter (a spare blank
-    line while streaming is harmless; a clipped last line is not)."""
-    if width <= 0:
-        return text.count("\n") + 1
-    usable = max(1, width - min(10, width // 4))
-    return sum(max(1, -(-cell_len(line) // usable)) for line in text.split("\n"))
 
 
 class StreamingText(Vertical):

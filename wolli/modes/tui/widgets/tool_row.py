@@ -65,7 +65,7 @@ class ToolRow(Vertical):
         if args is not None:
             self.args = args
         self.started_at = time.monotonic()
-        self._set_state(RUNNING)
+        self.set_state(RUNNING)
         self.header.update(self._header())
 
     def update_partial(self, partial: ToolResult) -> None:
@@ -76,7 +76,7 @@ class ToolRow(Vertical):
         self.result = result
         if self.started_at is not None:
             self.elapsed_s = time.monotonic() - self.started_at
-        self._set_state(ERROR if is_error else SUCCESS)
+        self.set_state(ERROR if is_error else SUCCESS)
         self._render_body()
 
     def set_expanded(self, expanded: bool) -> None:
@@ -84,7 +84,7 @@ class ToolRow(Vertical):
             self.expanded = expanded
             self._render_body(partial=self.state == RUNNING)
 
-    def _set_state(self, state: str) -> None:
+    def set_state(self, state: str) -> None:
         self.remove_class(f"tool-{self.state}")
         self.state = state
         self.add_class(f"tool-{state}")
