@@ -89,14 +89,21 @@ async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app,
         assert color is not None and color.triplet.hex == app.themes["light"].color("thinkingText")
 
 
-async def test_the_footer_shows_model_tokens_and_context(make_app, faux):
+async def test_the_footer_shows_model_tokens_and_context(make_app, faux, project):
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     app = make_app()
     async with running(app, (100, 30)) as pilot:
         faux.push("ok")
         await type_and_send(pilot, "hi")
         await idle_after(app, pilot, 2)
         footer = app.footer.render_text().plain
-        assert "faux/faux-1" in footer and "context" in footer and "↑" in footer
+        assert "faux/faux-1" in footer and "context" in footer and "↑" in footer and "(main)" in footer
+        (project / ".git" / "HEAD").write_text("ref: refs/heads/feature\n")  # a checkout meanwhile
+        faux.push("ok")
+        await type_and_send(pilot, "again")
+        await idle_after(app, pilot, 4)
+        assert "(feature)" in app.footer.render_text().plain
         app.ui.set_status("ext", "● busy")
         assert "● busy" in app.footer.render_text().plain
 

@@ -136,17 +136,10 @@ def parse_theme(data: object, path: str | None, fallback: ThemeSpec | None = Non
     return ThemeSpec(name=str(name), path=path, colors=colors, export=export, problems=problems)
 
 
-def load_theme_file(path: Path, fallback: ThemeSpec | None = None) -> ThemeSpec | None:
-    """The theme in ``path``; None (with nothing to show) when it cannot be read as JSON,
-    in which case :func:`discover_themes` reports it."""
-    text = path.read_text("utf-8")
-    return parse_theme(json.loads(text), str(path), fallback)
-
-
 def builtin_theme(name: str) -> ThemeSpec:
-    spec = load_theme_file(BUILTIN_DIR / f"{name}.json")
-    assert spec is not None
-    return spec
+    """A theme shipped with Wolli (``dark``, ``light``)."""
+    path = BUILTIN_DIR / f"{name}.json"
+    return parse_theme(json.loads(path.read_text("utf-8")), str(path))
 
 
 def discover_themes(folders: list[Path]) -> tuple[dict[str, ThemeSpec], list[str]]:

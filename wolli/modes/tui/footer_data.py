@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...ai.types import AssistantMessage
-from .widgets.footer_bar import FooterData
+from .widgets.footer_bar import FooterData, git_branch
 
 
 def fill_footer(data: FooterData, session: Any) -> None:
@@ -35,3 +35,4 @@ def fill_footer(data: FooterData, session: Any) -> None:
     except Exception:
         data.session_name = None
     data.cwd = session.cwd
+    data.branch = git_branch(session.cwd)  # a file read: a checkout during the session shows

@@ -22,15 +22,20 @@ def _spec() -> ThemeSpec:
     return active_theme
 
 
-def _token_color(token: Any, spec: ThemeSpec) -> str | None:
-    from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
+_TOKEN_COLOURS: list[tuple[Any, str]] = []  # (pygments token type, theme token), filled on first use
 
-    for parent, name in (
-        (Comment, "syntaxComment"), (Keyword, "syntaxKeyword"), (String, "syntaxString"),
-        (Number, "syntaxNumber"), (Operator, "syntaxOperator"), (Punctuation, "syntaxPunctuation"),
-        (Name.Function, "syntaxFunction"), (Name.Class, "syntaxType"), (Name.Builtin, "syntaxType"),
-        (Name, "syntaxVariable"),
-    ):
+
+def _token_color(token: Any, spec: ThemeSpec) -> str | None:
+    if not _TOKEN_COLOURS:
+        from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
+
+        _TOKEN_COLOURS.extend([
+            (Comment, "syntaxComment"), (Keyword, "syntaxKeyword"), (String, "syntaxString"),
+            (Number, "syntaxNumber"), (Operator, "syntaxOperator"), (Punctuation, "syntaxPunctuation"),
+            (Name.Function, "syntaxFunction"), (Name.Class, "syntaxType"), (Name.Builtin, "syntaxType"),
+            (Name, "syntaxVariable"),
+        ])
+    for parent, name in _TOKEN_COLOURS:
         if token in parent:
             return spec.color(name)
     return None

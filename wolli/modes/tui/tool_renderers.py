@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -207,9 +206,3 @@ def result_body(name: str, args: Any, result_text: str, details: Any, is_error: 
                 result_text, expanded, spec)
         case _:
             return listing_body(result_text, expanded, spec)
-
-
-# Which built-in tools have a renderer (a tool overriding one of these names inherits it).
-BUILTIN_RENDERED = ("bash", "read", "edit", "write", "grep", "find", "ls")
-
-Renderer = Callable[..., Any]
