@@ -14,6 +14,7 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from ....config.keybindings import current_keys
 from ..history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
@@ -47,8 +48,6 @@ class PromptEditor(TextArea):
         self.prompt_history = history or PromptHistory(None)
         self.cursor_blink = False  # a blinking cursor is a timer: an idle app must use no CPU
         self.menu_open = False  # set by the app while suggestions are shown
-        from ....config.keybindings import current_keys
-
         keys = current_keys()  # keybindings.json may move send / new line / follow-up
         self.submit_keys = set(keys["tui.input.submit"])
         self.newline_keys = set(keys["tui.input.newLine"])
