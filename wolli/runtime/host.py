@@ -460,6 +460,26 @@ class AgentHost:
             return list_all_sessions(self.sessions_dir)
         return list_sessions(cwd, self.sessions_dir)
 
+    def rename_session(self, path: str, name: str | None) -> None:
+        """Name a saved session (an open one through its live manager, so it stays in step)."""
+        live = next((s for s in self.resident.values() if s.session_file and os.path.samefile(s.session_file, path)), None)
+        if live is not None:
+            live.session_manager.append_session_info(name)
+            return
+        from ..session.manager import SessionManager
+
+        SessionManager.open(path).append_session_info(name)
+
+    def delete_session(self, path: str) -> None:
+        """Delete a saved session file; an open session is refused (close or leave it first)."""
+        from ..session.listing import clear_cache
+
+        for live in self.resident.values():
+            if live.session_file and os.path.exists(live.session_file) and os.path.samefile(live.session_file, path):
+                raise RuntimeError("this session is open; switch to another one before deleting it")
+        os.remove(path)
+        clear_cache()
+
     def find_sessions(self, filter: Any) -> list[Any]:
         from ..session.listing import find_sessions
 
