@@ -115,6 +115,6 @@ async def test_without_a_model_the_app_opens_says_how_and_keeps_the_prompt(make_
     app = make_app(model=None)
     async with running(app) as pilot:
         notices = " ".join(str(n.render()) for n in app.query(NoticeView))
-        assert "No model is available" in notices and "models.json" in notices
+        assert "No model is set up yet" in notices and "/login" in notices and "models.json" in notices
         await type_and_send(pilot, "hello")
         await wait_until(lambda: app.editor.text == "hello", 5, "the prompt back in the editor")

@@ -32,14 +32,13 @@ KEY_HELP: dict[str, str] = {
 
 
 def hotkeys_report() -> str:
-    from ...config.keybindings import current_keys, key_text
+    from ...config.keybindings import key_text
 
-    keys = current_keys()
     lines = []
     for action, what in KEY_HELP.items():
-        bound = keys.get(action, ())
+        bound = key_text(action)
         if bound:
-            lines.append(f"{' / '.join(key_text(k) for k in bound):<24} {what}")
+            lines.append(f"{bound.replace('/', ' / '):<24} {what}")
     lines += ["", "/ commands · @ files · Tab paths · !cmd runs a shell command (!!cmd keeps it out of context)",
               "Change keys in keybindings.json (docs/tui.md)."]
     return "\n".join(lines)
@@ -84,6 +83,10 @@ async def reload(ctx: CommandContext, args: str) -> None:
             if "previous version" in warning:
                 failed += 1
                 ctx.front.notify(f"{info['name']}: {warning}", "warning")
+    if ctx.session.model is None:  # a models.json written since start-up: use it now
+        model = ctx.host.default_model()
+        if model is not None and await ctx.session.set_model(model):
+            ctx.front.notify(f"Model: {model.provider}/{model.id}")
     loaded = sum(1 for i in infos if i["status"] == "loaded")
     ctx.front.notify(f"Reloaded: {loaded} extension{'s' if loaded != 1 else ''} loaded"
                      + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))

@@ -48,8 +48,9 @@ async def select_model(ctx: CommandContext, args: str) -> None:
 
 def complete_model(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
     models = ctx.host.model_registry.available()
-    items = [{"value": model_key(m), "label": model_key(m), "description": m.name} for m in models]
-    return rank(prefix, items, "value")
+    items = [{"value": model_key(m), "label": model_key(m), "description": m.name, "search": f"{model_key(m)} {m.name}"}
+             for m in models]
+    return rank(prefix, items, "search")
 
 
 def scoped_models(host: Any) -> list[tuple[Any, str | None]]:

@@ -18,15 +18,19 @@ def session_title(info: Any) -> str:
 
 
 def match_sessions(sessions: list[Any], query: str) -> list[Any]:
-    """Sessions whose name, first message or folder match ``query`` (fuzzy), best first;
-    all of them, newest first, for an empty query."""
+    """Sessions whose name or first message match ``query`` (fuzzy) or whose folder contains
+    it, best first; all of them, newest first, for an empty query. Folders are matched as
+    plain text only: fuzzy letters-in-order would find almost anything in a long path."""
     query = query.strip()
     if not query:
         return list(sessions)
+    needle = query.lower()
     scored: list[tuple[int, int, Any]] = []
     for index, info in enumerate(sessions):
-        fields = (info.name or "", (info.first_message or "")[:300], info.cwd)
+        fields = (info.name or "", (info.first_message or "")[:100])
         best = max((s for f in fields if f and (s := fuzzy_score(query, f)) is not None), default=None)
+        if best is None and needle in info.cwd.lower():
+            best = 0
         if best is not None:
             scored.append((best, -index, info))
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)

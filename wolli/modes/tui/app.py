@@ -24,7 +24,9 @@ from . import highlighting
 from .adapter import EventAdapter
 from .controller import TuiController
 from .editor_completion import EditorCompletion
+from .front import TuiFront
 from .history import PromptHistory
+from .palette import WolliCommands
 from .rendering import RenderContext, as_renderable
 from .surface import ScreenSurface
 from .theming import AnsiTheme, to_textual_theme
@@ -33,18 +35,23 @@ from .widgets.extension_slots import ExtensionSlot
 from .widgets.footer_bar import FooterBar, git_branch
 from .widgets.prompt_editor import PromptEditor
 from .widgets.queued_messages import QueuedMessages
-from .widgets.simple_messages import NoticeView
+from .widgets.simple_messages import InfoView, NoticeView
 from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
-              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier")
+              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
+              "app.model.cycleForward", "app.model.cycleBackward", "app.commandPalette", "app.session.new",
+              "app.session.tree", "app.session.fork", "app.session.resume")
+# App keys that belong to the main screen: a dialog or picker on top gets the key instead.
+MAIN_SCREEN_ACTIONS = {"clear_or_quit", "quit_if_empty", "toggle_tools", "toggle_thinking", "cycle_thinking",
+                       "external_editor", "select_model", "cycle_model", "slash", "command_palette"}
 
 
 class WolliApp(App[int]):
     CSS_PATH = "tui.tcss"
-    ENABLE_COMMAND_PALETTE = False
+    COMMANDS = {WolliCommands}
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", show=False, id="app.interrupt"),
         Binding("ctrl+c", "clear_or_quit", "Clear", show=False, priority=True, id="app.clear"),
@@ -54,6 +61,15 @@ class WolliApp(App[int]):
         Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True, id="app.thinking.cycle"),
         Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True, id="app.editor.external"),
         Binding("ctrl+home", "show_earlier", "Earlier", show=False, id="app.transcript.earlier"),
+        Binding("ctrl+l", "select_model", "Model", show=False, id="app.model.select"),
+        Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, id="app.model.cycleForward"),
+        Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, id="app.model.cycleBackward"),
+        Binding("ctrl+s,f1", "command_palette", "Commands", show=False, id="app.commandPalette"),
+        # No default keys (as in pi): keybindings.json gives them one; F21-F24 stand in until then.
+        Binding("f21", "slash('/new')", show=False, id="app.session.new"),
+        Binding("f22", "slash('/tree')", show=False, id="app.session.tree"),
+        Binding("f23", "slash('/fork')", show=False, id="app.session.fork"),
+        Binding("f24", "slash('/resume')", show=False, id="app.session.resume"),
     ]
 
     def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
@@ -62,6 +78,7 @@ class WolliApp(App[int]):
         super().__init__()
         self.request = request
         self.ui = TuiUI(self)
+        self.front = TuiFront(self)
         self.controller = TuiController(self, request)
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
@@ -101,7 +118,7 @@ class WolliApp(App[int]):
         from ...config.keybindings import current_keys
 
         keys = current_keys()
-        self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if action in keys})
+        self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if keys.get(action)})
 
     def compose(self) -> ComposeResult:
         yield self.transcript
@@ -181,10 +198,19 @@ class WolliApp(App[int]):
         self.completion.key(message.action)
 
     def _send(self, text: str, follow_up: bool) -> None:
-        if text.strip() in ("/quit", "/exit"):
+        if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up
             self.exit(0)
             return
         self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
+
+    def run_slash_command(self, text: str) -> None:
+        """A command chosen in the palette or by a key: as if typed, editor untouched."""
+        self.run_worker(self.controller.run_command(text), group="prompt")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False  # a dialog is open: its keys first (Ctrl+D deletes in a picker, ...)
+        return True
 
     def on_key(self, event: Any) -> None:
         shortcut = self.controller.shortcut(event.key)
@@ -235,11 +261,23 @@ class WolliApp(App[int]):
         self.surface.set_tools_expanded(not self.tools_expanded)
 
     def action_toggle_thinking(self) -> None:
+        self.set_thinking_visible(not self.thinking_visible)
+
+    def set_thinking_visible(self, visible: bool) -> None:
         from .widgets.assistant_message import AssistantMessageView
 
-        self.thinking_visible = not self.thinking_visible
+        self.thinking_visible = visible
         for view in self.query(AssistantMessageView):
-            view.set_thinking_visible(self.thinking_visible)
+            view.set_thinking_visible(visible)
+
+    def action_select_model(self) -> None:
+        self.run_slash_command("/model")
+
+    async def action_cycle_model(self, step: int) -> None:
+        self.run_worker(self.controller.cycle_model(step), group="prompt")
+
+    def action_slash(self, text: str) -> None:
+        self.run_slash_command(text)
 
     async def action_cycle_thinking(self) -> None:
         level = await self.controller.cycle_thinking_level()
@@ -262,6 +300,10 @@ class WolliApp(App[int]):
 
     def add_notice(self, text: str, level: str = "info") -> None:
         build = partial(NoticeView, text, level)
+        self.transcript.add(build(), build)
+
+    def add_info(self, title: str, text: str) -> None:
+        build = partial(InfoView, title, text)
         self.transcript.add(build(), build)
 
     def refresh_footer(self) -> None:

@@ -10,13 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..interactive import registry
 from . import completion
 from .widgets.completion_menu import CompletionMenu
 
-BUILTIN_COMMANDS = [
-    {"value": "/quit", "label": "/quit", "description": "quit Wolli"},
-    {"value": "/exit", "label": "/exit", "description": "quit Wolli"},
-]
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
 
 
@@ -51,21 +48,21 @@ class EditorCompletion:
         return session.cwd if session is not None else self.app.request.cwd
 
     def _commands(self) -> list[dict[str, Any]]:
-        items = list(BUILTIN_COMMANDS)
-        host, session = self.app.controller.host, self.app.controller.session
-        if host is not None and session is not None:
-            for info in host.slash_commands(session):
-                command = host.find_command(info.name)
-                if command is not None and getattr(command, "availability", "enabled") == "hidden":
-                    continue
-                items.append({"value": "/" + info.name, "label": "/" + info.name, "description": info.description})
+        """Built-ins (also before the session is up), extension commands, templates, skills."""
+        controller = self.app.controller
+        items = []
+        for entry in registry.command_entries(controller.host, controller.session):
+            description = entry.description + (f"  {entry.usage}" if entry.usage else "")
+            if entry.availability == "disabled":
+                description = f"(disabled: {entry.reason or 'not available right now'}) {description}"
+            items.append({"value": "/" + entry.name, "label": "/" + entry.name, "description": description})
         return items
 
-    def _argument_completions(self, name: str, prefix: str) -> Any:
-        host = self.app.controller.host
-        command = host.find_command(name) if host is not None else None
-        fn = getattr(command, "get_argument_completions", None)
-        return fn(prefix) if fn is not None else None
+    async def _argument_completions(self, name: str, prefix: str) -> Any:
+        controller = self.app.controller
+        if controller.session is None:
+            return None
+        return await registry.argument_completions(controller.command_context(), name, prefix)
 
     # ------------------------------------------------------------------ driving
 
