@@ -86,7 +86,8 @@ class TuiController:
             self._observed = None
         if new is not None and old is not None:  # the first session is shown by start()
             self._observed = new.observe(self.app.adapter)
-            self.app.call_later(self.app.reload_transcript)
+            # At once (we are on the app's loop): what the command says next comes after it.
+            self.app.reload_transcript()
 
     # ------------------------------------------------------------------ input
 

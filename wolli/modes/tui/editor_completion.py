@@ -8,6 +8,7 @@ provider, Tab), so typing plain text costs nothing.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from ..interactive import registry
@@ -76,7 +77,9 @@ class EditorCompletion:
         before = lines[row][:col] if row < len(lines) else ""
         if not force and not self.menu.open and not self._applies(before, row, self._stack()[1]):
             return
-        self.app.run_worker(self._suggest(lines, row, col, force), group="completion", exclusive=True)
+        # A callable, not a coroutine: a query cancelled by the next keystroke before it
+        # started is then never created (no "coroutine was never awaited" on the screen).
+        self.app.run_worker(partial(self._suggest, lines, row, col, force), group="completion", exclusive=True)
 
     @staticmethod
     def _applies(before: str, row: int, triggers: set[str]) -> bool:
