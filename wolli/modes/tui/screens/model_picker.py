@@ -33,16 +33,17 @@ class ModelPicker(PickerScreen):
         else:
             models = self.models
         rows: list[tuple[Text | str, Any]] = []
+        width = max((len(_key(m)) for m in models), default=0) + 2
         for model in models:
             label = Text()
             current = _key(model) == self.current_key
             label.append("● " if current else "  ", style="bold")
-            label.append(_key(model), style="bold" if current else "")
+            label.append(_key(model).ljust(width), style="bold" if current else "")
             details = [model.name] if model.name and model.name != model.id else []
             details.append(f"{_tokens(model.context_window)} context")
             if getattr(model, "reasoning", False):
                 details.append("thinking")
-            label.append("  " + " · ".join(details), style="dim")
+            label.append(" · ".join(details), style="dim")
             rows.append((label, model))
         return rows
 

@@ -68,8 +68,7 @@ class SessionPicker(PickerScreen):
     def _update_title(self) -> None:
         where = "this folder" if self.scope == "here" else "every folder"
         order = "newest first" if self.by_date else "best match first"
-        title = self.query_one(".dialog-title") if self.is_mounted else None
-        if title is not None:
+        for title in self.query(".dialog-title"):
             title.update(f"Resume a session — {len(self.sessions)} in {where}, {order}")  # type: ignore[attr-defined]
 
     def rows(self, query: str) -> list[tuple[Text | str, Any]]:
@@ -93,7 +92,7 @@ class SessionPicker(PickerScreen):
         details.append(short_path(info.cwd))
         if by_content:
             details.append("found in the conversation")
-        label.append("\n    " + " · ".join(details), style="dim")
+        label.append("\n\u200b    " + " · ".join(details), style="dim")  # (leading spaces alone are trimmed)
         return label
 
     def on_input_changed(self, event: Any) -> None:

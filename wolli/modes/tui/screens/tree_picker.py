@@ -61,9 +61,8 @@ class TreePicker(PickerScreen):
         return text
 
     def _update_title(self) -> None:
-        if self.is_mounted:
-            self.query_one(".dialog-title").update(  # type: ignore[attr-defined]
-                f"Session tree — {self.mode}: {FILTER_HELP[self.mode]}")
+        for title in self.query(".dialog-title"):
+            title.update(f"Session tree — {self.mode}: {FILTER_HELP[self.mode]}")  # type: ignore[attr-defined]
 
     def initial_index(self) -> int:
         leaf = self.manager.get_leaf_id()
