@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ...tools.supervisor import run_supervised
+
 MAX_ITEMS = 50
 FILE_LIST_TTL_S = 10.0
 MAX_FILES = 200_000
@@ -92,7 +94,9 @@ class ProjectFiles:
             if shutil.which(command[0]) is None:
                 continue
             try:
-                out = subprocess.run(command, cwd=self.cwd, capture_output=True, text=True, timeout=5)
+                out = run_supervised(
+                    command, cwd=self.cwd, capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+                )
             except (OSError, subprocess.SubprocessError):
                 continue
             if out.returncode in (0, 1):
