@@ -80,7 +80,7 @@ class SessionManager:
     def __init__(self, header: SessionHeader, path: Path | None, *, persisted: bool) -> None:
         self._header = header
         self._path = path
-        # False until the file holds the header (new sessions before their first reply).
+        # False until the file holds the header (new sessions before their first message).
         self._persisted = persisted
         self._entries: list[Any] = []
         self._by_id: dict[str, Any] = {}
