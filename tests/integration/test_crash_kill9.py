@@ -85,7 +85,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
 
-def script(project: Path, kill: KillPoint) -> list[Reply]:
+def script(kill: KillPoint) -> list[Reply]:
     """The tool loop. Replies stream in small pieces with pauses, so kills land mid-answer."""
     long_running = kill.kind == "bash"
     bash = ("setsid sleep 61 & echo $! > escaped.pid; sleep 60 & echo $! > child.pid; echo $$ > bash.pid; wait"
@@ -168,7 +168,7 @@ def kill_run(run: Run, whole: Timing | None = None) -> Timing:
             fired.set()
             process.kill()
 
-    replies = script(run.project, run.kill)
+    replies = script(run.kill)
     first_request = threading.Event()
     timing = Timing()
 
@@ -347,7 +347,7 @@ def test_kill_9_at_random_points_loses_nothing_complete_and_leaves_nothing_runni
     # each run would compile wolli again), outside the working tree.
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
-    bodies = [len(reply.body) for reply in script(tmp_path, KillPoint("reply"))]
+    bodies = [len(reply.body) for reply in script(KillPoint("reply"))]
     points = draw_kill_points(random.Random(SEED), bodies)
     wholes = [make_run(tmp_path, 90 + n, KillPoint("none")) for n in range(2)]
     runs = [make_run(tmp_path, index, point) for index, point in enumerate(points)]
