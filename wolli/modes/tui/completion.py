@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ...tools.supervisor import run_supervised
 from ..interactive.fuzzy import MAX_ITEMS, rank
 
 FILE_LIST_TTL_S = 10.0
@@ -59,7 +60,9 @@ class ProjectFiles:
             if shutil.which(command[0]) is None:
                 continue
             try:
-                out = subprocess.run(command, cwd=self.cwd, capture_output=True, text=True, timeout=5)
+                out = run_supervised(
+                    command, cwd=self.cwd, capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+                )
             except (OSError, subprocess.SubprocessError):
                 continue
             if out.returncode in (0, 1):
