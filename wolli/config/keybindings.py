@@ -31,6 +31,7 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
     "app.editor.external": ("ctrl+g",),
+    "app.clipboard.pasteImage": ("ctrl+v",),
     "app.transcript.earlier": ("ctrl+home",),
     "app.commandPalette": ("ctrl+s", "f1"),
     # Unbound until keybindings.json gives them keys (as in pi).
@@ -54,7 +55,7 @@ ALIASES: dict[str, str] = {
     "selectUp": "tui.select.up", "selectDown": "tui.select.down", "selectConfirm": "tui.select.confirm",
     "selectCancel": "tui.select.cancel", "cycleModelBackward": "app.model.cycleBackward",
     "commandPalette": "app.commandPalette", "newSession": "app.session.new", "tree": "app.session.tree",
-    "fork": "app.session.fork", "resume": "app.session.resume",
+    "fork": "app.session.fork", "resume": "app.session.resume", "pasteImage": "app.clipboard.pasteImage",
 }
 
 # Everything a user may name in keybindings.json (some short names are for keys to come).

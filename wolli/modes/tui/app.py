@@ -134,7 +134,7 @@ class WolliApp(App[int]):
 
     def on_mount(self) -> None:
         self.footer.token_colors = dict(self.theme_spec.colors)
-        self.footer.data.cwd = os.path.abspath(self.request.cwd)
+        self.footer.data.cwd = self.editor.cwd = os.path.abspath(self.request.cwd)
         self.footer.data.branch = git_branch(self.request.cwd)
         # The model asked for, until the session (started after this frame) names the real one.
         self.footer.data.model = self.request.model or "starting…"
@@ -186,22 +186,21 @@ class WolliApp(App[int]):
     # ------------------------------------------------------------------ input
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
-        self._send(message.text, follow_up=False)
+        self._send(message.text, follow_up=False, images=message.images)
 
     def on_prompt_editor_follow_up(self, message: PromptEditor.FollowUp) -> None:
-        self._send(message.text, follow_up=True)
+        self._send(message.text, follow_up=True, images=message.images)
 
-    def on_prompt_editor_completion_wanted(self, message: PromptEditor.CompletionWanted) -> None:
-        self.completion.wanted(message.force)
+    def on_prompt_editor_image_pasted(self, message: PromptEditor.ImagePasted) -> None:
+        from .image_paste import attach_pasted_image
 
-    def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
-        self.completion.key(message.action)
+        self.run_worker(attach_pasted_image(self, message.path), group="image")
 
-    def _send(self, text: str, follow_up: bool) -> None:
+    def _send(self, text: str, follow_up: bool, images: list[Any] | None = None) -> None:
         if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up
             self.exit(0)
             return
-        self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
+        self.run_worker(self.controller.send(text, follow_up=follow_up, images=images or None), group="prompt")
 
     def run_slash_command(self, text: str) -> None:
         """A command chosen in the palette or by a key: as if typed, editor untouched."""
