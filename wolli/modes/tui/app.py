@@ -40,6 +40,7 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a hard exit
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
               "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
               "app.model.cycleForward", "app.model.cycleBackward", "app.commandPalette", "app.session.new",
@@ -182,6 +183,14 @@ class WolliApp(App[int]):
     def _on_terminate(self, number: int) -> None:
         self.controller.abort()
         self.exit(128 + number)
+        # After a hangup the terminal is gone, and Textual's writer can block for good on
+        # it (seen under tmux kill-server). Everything complete is on disk already (one line
+        # per entry), so past a grace period the process ends regardless.
+        import threading
+
+        timer = threading.Timer(TERMINATE_GRACE_S, os._exit, args=(128 + number,))
+        timer.daemon = True
+        timer.start()
 
     # ------------------------------------------------------------------ input
 
