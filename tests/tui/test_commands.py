@@ -386,3 +386,15 @@ async def test_compact_summarises_and_a_busy_agent_refuses_new(make_app, faux):
         await wait_until(lambda: "waits until the agent is idle" in notices(app), 5, "the refusal")
         assert session.session_id == before
         await pilot.press("escape")
+
+
+async def test_the_start_up_summary_and_quiet_startup(make_app, wolli_home, project):
+    (project / "AGENTS.md").write_text("be brief")
+    app = make_app(code={"greeter": EXTENSION.replace("VERSION", "one")})
+    async with running(app):
+        text = notices(app)
+        assert "/ for commands" in text and "AGENTS.md" in text and "extensions greeter" in text
+    (wolli_home / "agents" / "default" / "settings.json").write_text('{"quietStartup": true}')
+    quiet = make_app()
+    async with running(quiet):
+        assert "/ for commands" not in notices(quiet)

@@ -30,7 +30,12 @@ def home_project(monkeypatch) -> Path:
 
 
 @pytest.fixture
-def snap_app(make_app, home_project):
+def snap_app(make_app, home_project, wolli_home):
+    # The start-up summary names the version, which changes; the snapshots leave it out.
+    agent = wolli_home / "agents" / "default"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text('{"quietStartup": true}')
+
     def build(**request):
         app = make_app(cwd=str(home_project), **request)
         app.editor.cursor_blink = False

@@ -52,6 +52,10 @@ class TuiController:
             return
         self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
         self.app.reload_transcript()  # a resumed session's history, then what to know
+        if not self.startup.host.settings.get("quietStartup"):
+            from ..interactive.startup_summary import startup_summary
+
+            self.app.add_notice(startup_summary(self.startup.host, self.startup.session), "muted")
         for warning in self.startup.warnings:
             self.app.add_notice(warning, "warning")
         self.app.check_shortcut_clashes()
