@@ -17,6 +17,20 @@ from __future__ import annotations
 from typing import Any
 
 
+def option_label(option: Any) -> str:
+    """How a ``select`` option is shown: a string, or a dict's ``label``/``title``/``value``."""
+    if isinstance(option, dict):
+        return str(option.get("label") or option.get("title") or option.get("value"))
+    return str(option)
+
+
+def option_value(option: Any) -> Any:
+    """What choosing a ``select`` option answers: a dict's ``value``, else the option."""
+    if isinstance(option, dict) and "value" in option:
+        return option["value"]
+    return option
+
+
 class NullUI:
     """The inert ``ctx.ui`` of the headless modes."""
 

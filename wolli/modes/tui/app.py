@@ -20,16 +20,17 @@ from textual.widget import Widget
 
 from ...config.themes import ThemeSpec, discover_themes
 from ...runtime.request import StartupRequest
-from . import highlighting
+from .. import highlighting
+from ..highlighting import AnsiTheme
+from ..prompt_history import PromptHistory
 from .adapter import EventAdapter
 from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .front import TuiFront
-from .history import PromptHistory
 from .palette import WolliCommands
 from .rendering import RenderContext, as_renderable
 from .surface import ScreenSurface
-from .theming import AnsiTheme, to_textual_theme
+from .theming import to_textual_theme
 from .ui_bridge import TuiUI
 from .widgets.extension_slots import ExtensionSlot
 from .widgets.footer_bar import FooterBar, git_branch

@@ -11,8 +11,8 @@ import re
 from functools import partial
 from typing import Any
 
+from .. import completion_sources as completion
 from ..interactive import registry
-from . import completion
 from .widgets.completion_menu import CompletionMenu
 
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
@@ -51,13 +51,7 @@ class EditorCompletion:
     def _commands(self) -> list[dict[str, Any]]:
         """Built-ins (also before the session is up), extension commands, templates, skills."""
         controller = self.app.controller
-        items = []
-        for entry in registry.command_entries(controller.host, controller.session):
-            description = entry.description + (f"  {entry.usage}" if entry.usage else "")
-            if entry.availability == "disabled":
-                description = f"(disabled: {entry.reason or 'not available right now'}) {description}"
-            items.append({"value": "/" + entry.name, "label": "/" + entry.name, "description": description})
-        return items
+        return completion.command_items(registry.command_entries(controller.host, controller.session))
 
     async def _argument_completions(self, name: str, prefix: str) -> Any:
         controller = self.app.controller

@@ -12,9 +12,9 @@ from textual.widgets import Static
 
 from ...config.keybindings import KeybindingsManager
 from ...config.themes import ThemeSpec
-from . import highlighting
+from .. import highlighting
+from ..highlighting import AnsiTheme
 from .rendering import as_renderable
-from .theming import AnsiTheme
 
 
 class ScreenSurface:

@@ -1,10 +1,9 @@
 """A theme file (:class:`wolli.config.themes.ThemeSpec`) as the TUI uses it.
 
-Three views of one theme: a Textual :class:`~textual.theme.Theme` whose CSS variables are the
-51 tokens (``$w-accent``, ``$w-tool-success-bg``...: the stylesheet uses only these), the
-pygments-token styles of code blocks, and :class:`AnsiTheme`, the ``ctx.ui.theme`` an
-extension styles strings with (``theme.fg("accent", "text")`` returns text wrapped in ANSI
-colour codes, so styled pieces concatenate as plain strings, as they do in pi).
+Two views of one theme: a Textual :class:`~textual.theme.Theme` whose CSS variables are the
+51 tokens (``$w-accent``, ``$w-tool-success-bg``...: the stylesheet uses only these), and the
+pygments-token styles of code blocks. The third view, ``ctx.ui.theme`` (ANSI strings), is
+:class:`wolli.modes.highlighting.AnsiTheme`, shared with the line mode.
 """
 
 from __future__ import annotations
@@ -85,36 +84,3 @@ class ThemedHighlight(HighlightTheme):
         Token.Error: "$w-error",
         Token.Whitespace: "",
     }
-
-
-def _sgr(hex_color: str, background: bool = False) -> str:
-    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
-    return f"\x1b[{48 if background else 38};2;{r};{g};{b}m"
-
-
-class AnsiTheme:
-    """``ctx.ui.theme``: strings styled with ANSI codes (shown through ``Text.from_ansi``)."""
-
-    def __init__(self, spec: ThemeSpec) -> None:
-        self.spec = spec
-        self.name = spec.name
-
-    def fg(self, token: str, text: str) -> str:
-        color = self.spec.color(token)
-        return f"{_sgr(color)}{text}\x1b[39m" if color else str(text)
-
-    def bg(self, token: str, text: str) -> str:
-        color = self.spec.color(token)
-        return f"{_sgr(color, True)}{text}\x1b[49m" if color else str(text)
-
-    def bold(self, text: str) -> str:
-        return f"\x1b[1m{text}\x1b[22m"
-
-    def italic(self, text: str) -> str:
-        return f"\x1b[3m{text}\x1b[23m"
-
-    def underline(self, text: str) -> str:
-        return f"\x1b[4m{text}\x1b[24m"
-
-    def strikethrough(self, text: str) -> str:
-        return f"\x1b[9m{text}\x1b[29m"

@@ -7,19 +7,8 @@ from typing import Any
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ....extensions.ui import option_label, option_value
 from .dialog_base import TimedDialog
-
-
-def option_label(option: Any) -> str:
-    if isinstance(option, dict):
-        return str(option.get("label") or option.get("title") or option.get("value"))
-    return str(option)
-
-
-def option_value(option: Any) -> Any:
-    if isinstance(option, dict) and "value" in option:
-        return option["value"]
-    return option
 
 
 class SelectDialog(TimedDialog[Any]):

@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from ....config.keybindings import current_keys
-from ..history import PromptHistory
+from ...prompt_history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
 _PASTE_MARK = re.compile(r"\[paste #(\d+) \+\d+ lines\]")

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ...tui import tool_renderers as builtin
+from ... import tool_text as builtin
 from ..rendering import as_renderable
 
 if TYPE_CHECKING:

@@ -1,4 +1,6 @@
-"""The built-in look of tool rows: a one-line header per call, a body per result.
+"""The built-in look of tool calls: a one-line header per call, a body per result.
+
+Shared by the TUI's tool rows and the line mode's tool summaries.
 
 Pure functions from a tool call's arguments and result to Rich :class:`~rich.text.Text`, so
 they are tested without an app. A tool that overrides a built-in (same name) inherits the
@@ -14,11 +16,12 @@ from typing import Any
 
 from rich.text import Text
 
-from ...config.themes import ThemeSpec
+from ..config.themes import ThemeSpec
 
 # Lines shown of a result body while a row is collapsed, and at most when expanded.
 COLLAPSED_LINES = 5
 EXPANDED_LINES = 400
+EXPAND_HINT = "Ctrl+O to expand"  # the TUI's key; the line mode has none, so passes ""
 
 
 def short_path(path: str, cwd: str | None = None) -> str:
@@ -116,9 +119,9 @@ def _head(lines: list[str], expanded: bool) -> tuple[list[str], int]:
     return lines[:keep], hidden
 
 
-def _more(text: Text, hidden: int, spec: ThemeSpec, where: str) -> None:
+def _more(text: Text, hidden: int, spec: ThemeSpec, where: str, hint: str) -> None:
     if hidden:
-        text.append(f"… {hidden} more line{'s' if hidden != 1 else ''} {where} (Ctrl+O to expand)\n",
+        text.append(f"… {hidden} more line{'s' if hidden != 1 else ''} {where}" + (f" ({hint})" if hint else "") + "\n",
                     style=_style(spec, "dim", "italic"))
 
 
@@ -127,11 +130,11 @@ def _lines_of(result_text: str) -> list[str]:
 
 
 def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, spec: ThemeSpec,
-              elapsed_s: float | None = None) -> Text:
+              elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The output's last lines, then the exit code and how long it took."""
     text = Text()
     lines, hidden = _tail(_lines_of(result_text), expanded)
-    _more(text, hidden, spec, "above")
+    _more(text, hidden, spec, "above", hint)
     for line in lines:
         text.append(line + "\n", style=_style(spec, "toolOutput"))
     code = getattr(details, "exit_code", None) if details is not None else None
@@ -147,7 +150,7 @@ def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, sp
     return text
 
 
-def diff_body(diff: str, expanded: bool, spec: ThemeSpec) -> Text:
+def diff_body(diff: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """A unified diff with added, removed and context lines in the theme's diff colours."""
     text = Text()
     lines = [line for line in diff.split("\n") if not line.startswith(("---", "+++"))]
@@ -162,11 +165,11 @@ def diff_body(diff: str, expanded: bool, spec: ThemeSpec) -> Text:
         else:
             style = _style(spec, "toolDiffContext")
         text.append(line + "\n", style=style)
-    _more(text, hidden, spec, "below")
+    _more(text, hidden, spec, "below", hint)
     return text
 
 
-def write_body(content: str, expanded: bool, spec: ThemeSpec) -> Text:
+def write_body(content: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """A new file's content as added lines."""
     lines = content.split("\n")
     if lines and lines[-1] == "":
@@ -175,34 +178,34 @@ def write_body(content: str, expanded: bool, spec: ThemeSpec) -> Text:
     shown, hidden = _head(lines, expanded)
     for line in shown:
         text.append("+" + line + "\n", style=_style(spec, "toolDiffAdded"))
-    _more(text, hidden, spec, "below")
+    _more(text, hidden, spec, "below", hint)
     return text
 
 
-def listing_body(result_text: str, expanded: bool, spec: ThemeSpec) -> Text:
+def listing_body(result_text: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """The first hits of read, grep, find and ls."""
     text = Text()
     shown, hidden = _head(_lines_of(result_text), expanded)
     for line in shown:
         text.append(line + "\n", style=_style(spec, "toolOutput"))
-    _more(text, hidden, spec, "below")
+    _more(text, hidden, spec, "below", hint)
     return text
 
 
 def result_body(name: str, args: Any, result_text: str, details: Any, is_error: bool, expanded: bool,
-                spec: ThemeSpec, elapsed_s: float | None = None) -> Text:
+                spec: ThemeSpec, elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The built-in body for a tool's result (errors show their message whatever the tool)."""
     if is_error and name != "bash":
         return Text(result_text.strip() or "failed", style=_style(spec, "error"))
     match name:
         case "bash":
-            return bash_body(result_text, details, is_error, expanded, spec, elapsed_s)
+            return bash_body(result_text, details, is_error, expanded, spec, elapsed_s, hint)
         case "edit":
             diff = details.get("diff") if isinstance(details, dict) else None
-            return diff_body(diff, expanded, spec) if diff else listing_body(result_text, expanded, spec)
+            return diff_body(diff, expanded, spec, hint) if diff else listing_body(result_text, expanded, spec, hint)
         case "write":
             content = _arg(args, "content")
-            return write_body(content, expanded, spec) if isinstance(content, str) else listing_body(
-                result_text, expanded, spec)
+            return write_body(content, expanded, spec, hint) if isinstance(content, str) else listing_body(
+                result_text, expanded, spec, hint)
         case _:
-            return listing_body(result_text, expanded, spec)
+            return listing_body(result_text, expanded, spec, hint)

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ...tools.supervisor import run_supervised
-from ..interactive.fuzzy import MAX_ITEMS, rank
+from ..tools.supervisor import run_supervised
+from .interactive.fuzzy import MAX_ITEMS, rank
 
 FILE_LIST_TTL_S = 10.0
 MAX_FILES = 200_000
@@ -115,6 +115,21 @@ def path_items(cwd: str, partial: str) -> list[dict[str, Any]]:
         is_dir = os.path.isdir(os.path.join(base or cwd, name))
         items.append({"value": shown + ("/" if is_dir else ""), "label": name + ("/" if is_dir else "")})
     return items[:MAX_ITEMS]
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def command_items(entries: list[Any]) -> list[dict[str, Any]]:
+    """Completion items for slash commands (``registry.command_entries``): the usage and,
+    for a disabled command, why, in the description."""
+    items = []
+    for entry in entries:
+        description = entry.description + (f"  {entry.usage}" if entry.usage else "")
+        if entry.availability == "disabled":
+            description = f"(disabled: {entry.reason or 'not available right now'}) {description}"
+        items.append({"value": "/" + entry.name, "label": "/" + entry.name, "description": description})
+    return items
 
 
 # --------------------------------------------------------------------------- built-in provider

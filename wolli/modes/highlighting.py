@@ -2,15 +2,17 @@
 
 Lines come back as strings with ANSI colour codes in the active theme's ``syntax*`` colours
 (the app sets :data:`active_theme` when the theme changes; headless it is the built-in dark
-theme), so they concatenate with ``ui.theme.fg(...)`` pieces. Only pygments is imported here,
-not Textual.
+theme), so they concatenate with ``ui.theme.fg(...)`` pieces. :class:`AnsiTheme` is
+``ctx.ui.theme`` in the TUI and the line mode: ``theme.fg("accent", "text")`` returns text
+wrapped in ANSI colour codes, so styled pieces concatenate as plain strings, as in pi.
+Only pygments is imported here (when used), not Textual.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...config.themes import ThemeSpec, builtin_theme
+from ..config.themes import ThemeSpec, builtin_theme
 
 active_theme: ThemeSpec | None = None
 
@@ -80,3 +82,36 @@ def highlight_code(code: str, language: str | None = None) -> list[str]:
     if lines and lines[-1] == "" and not code.endswith("\n\n"):
         lines.pop()  # pygments ends every text with a newline
     return lines
+
+
+def _sgr(hex_color: str, background: bool = False) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"\x1b[{48 if background else 38};2;{r};{g};{b}m"
+
+
+class AnsiTheme:
+    """``ctx.ui.theme``: strings styled with ANSI codes (shown through ``Text.from_ansi``)."""
+
+    def __init__(self, spec: ThemeSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+
+    def fg(self, token: str, text: str) -> str:
+        color = self.spec.color(token)
+        return f"{_sgr(color)}{text}\x1b[39m" if color else str(text)
+
+    def bg(self, token: str, text: str) -> str:
+        color = self.spec.color(token)
+        return f"{_sgr(color, True)}{text}\x1b[49m" if color else str(text)
+
+    def bold(self, text: str) -> str:
+        return f"\x1b[1m{text}\x1b[22m"
+
+    def italic(self, text: str) -> str:
+        return f"\x1b[3m{text}\x1b[23m"
+
+    def underline(self, text: str) -> str:
+        return f"\x1b[4m{text}\x1b[24m"
+
+    def strikethrough(self, text: str) -> str:
+        return f"\x1b[9m{text}\x1b[29m"
