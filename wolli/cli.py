@@ -20,7 +20,9 @@ usage: wolli [options] [@files...] [messages...]
 Modes:
   (default)                 full-screen TUI (not available in this version yet)
   -p, --print               answer once and print the final text
-  --mode tui|print|json|rpc json: every event as one JSON line
+  --plain                   line mode: an inline prompt, answers in the terminal's scrollback
+                            (also when the full-screen app cannot run, e.g. TERM=dumb)
+  --mode tui|plain|print|json|rpc  json: every event as one JSON line
   --full-updates            json: each message_update also carries the whole partial
                             message (pi's shape; costs O(n^2) output, see docs/events.md)
 
@@ -67,6 +69,7 @@ class CliArgs:
     def __init__(self) -> None:
         self.mode: str | None = None
         self.print_ = False
+        self.plain = False
         self.agent: str | None = None
         self.provider: str | None = None
         self.model: str | None = None
@@ -109,6 +112,7 @@ _VALUE_FLAGS = {
 _BOOL_FLAGS = {
     "-p": "print_",
     "--print": "print_",
+    "--plain": "plain",
     "-c": "continue_",
     "--continue": "continue_",
     "-r": "resume",
@@ -124,7 +128,7 @@ _BOOL_FLAGS = {
 }
 _LIST_FLAGS = {"-e": "extensions", "--extension": "extensions", "--tool": "tool_paths"}  # repeatable, each takes a value
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
-MODES = ("tui", "print", "json", "rpc")
+MODES = ("tui", "plain", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
@@ -257,8 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         from .modes.commands import export_session
 
         return export_session(args)
-    mode = args.mode or ("print" if args.print_ else "tui")
-    if args.resume and not args.session and (mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):
+    mode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
+    if mode == "tui" and args.mode is None and _terminal_is_dumb():
+        mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
+    if args.resume and not args.session and mode != "plain" and (
+            mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):  # the line mode lists sessions itself
         from .modes.commands import explain_resume
 
         return explain_resume(args)
@@ -273,6 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     if mode == "rpc":
         print("wolli: --mode rpc is not available in this version yet; use -p or --mode json.", file=sys.stderr)
         return 2
+    if mode == "plain":
+        from .modes.line import run_line
+
+        request = startup_request(args, mode)
+        request.require_model = False  # the line mode starts anyway and says how to add a model
+        return run_line(request, resume=args.resume and not args.session)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
             "wolli: the full-screen app needs a terminal (stdin and stdout are not one here).\n"
@@ -286,6 +299,12 @@ def main(argv: list[str] | None = None) -> int:
     request.require_model = False  # the TUI opens anyway and shows how to add a model
     request.pick_session = bool(args.resume and not args.session)  # -r: the /resume picker first
     return run_tui(request)
+
+
+def _terminal_is_dumb() -> bool:
+    import os
+
+    return os.environ.get("TERM", "") in ("", "dumb") and sys.stdin.isatty()
 
 
 if __name__ == "__main__":

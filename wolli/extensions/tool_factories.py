@@ -86,7 +86,7 @@ class ToolFactoryAPI:
 
     @property
     def has_ui(self) -> bool:
-        return self._host.mode == "tui"
+        return self._host.mode in ("tui", "plain")  # both can ask the person
 
     async def exec(self, command: str, args: list[str] | None = None, *, timeout: float | None = None,
                    signal: Any = None) -> ExecResult:

@@ -1,0 +1,149 @@
+"""End to end in a real terminal: ``wolli --plain`` (and plain ``wolli`` with ``TERM=dumb``)
+under tmux against a loopback OpenAI-compatible server. A prompt and its streamed answer, a
+tool call behind an extension's confirm dialog, history, completion, abort, /reload; then
+the automatic fallback on a dumb terminal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.loopback import Reply
+from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
+
+from .tmux_terminal import TmuxTerminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "extensions"
+GREETER = '''
+def extension(wolli):
+    async def hello(args, ctx):
+        ctx.ui.notify("hello VERSION")
+    wolli.register_command("hello", description="say hello", handler=hello)
+'''
+
+
+def wait_for_prompt(term: TmuxTerminal, prompt: str = "›", timeout: float = 20.0) -> None:
+    """Until the empty prompt is the last line on the screen (tmux drops trailing spaces)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = [line for line in term.screen().split("\n") if line.strip()]
+        if lines and lines[-1] == prompt:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no empty prompt:\n{term.screen()}")
+
+
+def hanging_answer(text: str) -> Reply:
+    """``text`` streamed, then the server waits (until the client gives up on it)."""
+    body = text_answer(text).body
+    end = body.rindex(b"data: ", 0, body.index(b'"finish_reason": "stop"'))
+    return Reply(body=body[:end], hang=True)
+
+
+@pytest.fixture
+def terminal_run(tmp_path, wolli_home, loopback):
+    write_models_json(wolli_home, loopback.url + "/v1")
+    project = tmp_path / "project"
+    project.mkdir()
+    terminals: list[TmuxTerminal] = []
+
+    def run(*args: str, term: str | None = None) -> TmuxTerminal:
+        env = {"WOLLI_HOME": str(wolli_home), "HOME": os.environ["HOME"]}
+        command = [sys.executable, "-m", "wolli", "--model", "local/local-model", *args]
+        if term is not None:  # tmux sets TERM for the pane; the program sees this one
+            command = ["env", f"TERM={term}", *command]
+        terminal = TmuxTerminal(command, cwd=str(project), env=env)
+        terminals.append(terminal)
+        return terminal
+
+    run.project = project  # type: ignore[attr-defined]
+    yield run
+    for terminal in terminals:
+        terminal.close()
+
+
+def test_a_whole_session_in_line_mode(terminal_run, loopback):
+    project = terminal_run.project
+    greeter = project.parent / "greeter.py"
+    greeter.write_text(GREETER.replace("VERSION", "one"))
+    (project / "build").mkdir()
+    term = terminal_run("--plain", "-e", str(EXAMPLES / "permission_gate.py"), "-e", str(greeter))
+    wait_for_prompt(term)
+
+    # a prompt and its streamed answer, then the status line
+    loopback.push(text_answer("The answer is **forty-two**."))
+    term.type("what is the answer?")
+    term.send("Enter")
+    screen = term.wait_for("The answer is forty-two.")  # the markdown rendered once the line is complete
+    assert "what is the answer?" in screen
+    term.wait_for("── local/local-model")
+
+    # a tool call behind the extension's confirm dialog
+    loopback.push(tool_call_answer("bash", {"command": "rm -rf build"}), text_answer("Cleaned up."))
+    term.type("clean the build folder")
+    term.send("Enter")
+    term.wait_for("Dangerous command")
+    term.send("y")
+    screen = term.wait_for("Cleaned up.")
+    assert "● $ rm -rf build" in screen
+    assert not (project / "build").exists()
+
+    # history: Up brings the last prompt back
+    wait_for_prompt(term)
+    term.send("Up")
+    term.wait_for("› clean the build folder")
+    term.send("C-c")  # clears the prompt
+    wait_for_prompt(term)
+
+    # completion: a slash command from its first letters
+    term.type("/hell")
+    term.wait_for("/hello  say hello")  # the menu, while typing
+    term.send("Tab")
+    term.wait_for("› /hello")
+    term.send("Enter")
+    term.send("Enter")
+    term.wait_for("hello one")
+    wait_for_prompt(term)
+
+    # abort: Esc stops a run that would never end
+    loopback.push(hanging_answer("Working on a very long answer"))
+    term.type("write a novel")
+    term.send("Enter")
+    term.wait_for("Working on a very long answer")
+    term.send("Escape")
+    term.wait_for("Stopped.")
+    wait_for_prompt(term)
+
+    # /reload picks up the edited extension
+    greeter.write_text(GREETER.replace("VERSION", "two"))
+    term.type("/reload")
+    term.send("Enter")
+    term.wait_for("Reloaded:")
+    wait_for_prompt(term)
+    term.type("/hello")
+    term.send("Enter")
+    term.wait_for("hello two")
+    wait_for_prompt(term)
+    term.send("C-d")
+    assert term.exit_status() == 0
+
+
+def test_a_dumb_terminal_gets_the_line_mode_in_plain_text(terminal_run, loopback):
+    term = terminal_run(term="dumb")
+    wait_for_prompt(term, ">")
+    loopback.push(text_answer("Plain **text** here."))
+    term.type("hello")
+    term.send("Enter")
+    screen = term.wait_for("Plain **text** here.")  # no colours, no redraw: the markdown as written
+    assert "-- local/local-model" in term.wait_for("-- local/local-model")
+    assert "\x1b" not in screen
+    term.send("C-d")
+    assert term.exit_status() == 0

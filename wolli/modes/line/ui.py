@@ -1,0 +1,119 @@
+"""``ctx.ui`` in the line mode.
+
+Dialogs are prompts (``select`` a numbered list, ``confirm`` one key, ``input`` a line,
+``editor`` several lines), with ``timeout`` and abort signals honoured; ``notify`` prints a
+line; statuses join the status line printed after each run; the editor text is the next
+prompt's text; extension autocomplete providers join the prompt's completion. What has no
+place in scrollback (custom components, widgets, footers, the editor component, themes
+switched at run time) behaves as in the other non-TUI modes: ignored, ``custom()`` -> None.
+Calls may come from a tool's worker thread: they hop onto the line mode's loop first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import webbrowser
+from collections.abc import Callable
+from typing import Any
+
+from ...extensions.ui import NullUI, option_label, option_value
+from ..highlighting import AnsiTheme
+from .output import LineOutput
+from .prompts import Prompter
+
+
+class LineUI(NullUI):
+    has_ui = True
+
+    def __init__(self, output: LineOutput, prompter: Prompter) -> None:
+        self.output = output
+        self.prompter = prompter
+        self.loop: asyncio.AbstractEventLoop | None = None  # set when the line mode starts
+        self.autocomplete_providers: list[Callable[..., Any]] = []
+        self._theme = AnsiTheme(output.spec)
+
+    # ------------------------------------------------------------------ threads
+
+    def _elsewhere(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is not self.loop and self.loop is not None
+        except RuntimeError:  # a plain worker thread
+            return self.loop is not None
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._elsewhere() and self.loop is not None:
+            self.loop.call_soon_threadsafe(fn, *args)
+        else:
+            fn(*args)
+
+    async def _on_loop(self, make: Callable[[], Any]) -> Any:
+        if self._elsewhere() and self.loop is not None:
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), self.loop))
+        return await make()
+
+    # ------------------------------------------------------------------ dialogs
+
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+        options = list(options)
+
+        async def ask() -> Any:
+            index = await self.prompter.choose(title, [option_label(o) for o in options], timeout=timeout,
+                                               signal=signal)
+            return None if index is None else option_value(options[index])
+
+        return await self._on_loop(ask)
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+        return bool(await self._on_loop(lambda: self.prompter.confirm(title, message, timeout=timeout, signal=signal)))
+
+    async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
+                    signal: Any = None) -> str | None:
+        return await self._on_loop(lambda: self.prompter.text(title, placeholder=placeholder, timeout=timeout,
+                                                              signal=signal))
+
+    async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
+                     signal: Any = None) -> str | None:
+        return await self._on_loop(lambda: self.prompter.text(title, default=prefill or "", multiline=True,
+                                                              timeout=timeout, signal=signal))
+
+    # ------------------------------------------------------------------ notices and state
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._call(self.output.notice, str(message), {"warn": "warning"}.get(level, level))
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.output.statuses[key] = str(text)
+        else:
+            self.output.statuses.pop(key, None)
+
+    def set_title(self, text: str) -> None:
+        if self.output.terminal.colour:
+            self._call(self.output.terminal.write, f"\x1b]0;{text}\x07")
+
+    def set_editor_text(self, text: str) -> None:
+        self._call(self.prompter.set_editor_text, str(text))
+
+    def get_editor_text(self) -> str:
+        return self.prompter.editor_text()
+
+    def paste_to_editor(self, text: str) -> None:
+        self._call(self.prompter.paste, str(text))
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        self.autocomplete_providers.append(factory)
+
+    def open_url(self, url: str) -> None:
+        try:
+            opened = webbrowser.open(url)
+        except Exception:
+            opened = False
+        if not opened:
+            self.notify(f"Open {url} in a browser.")
+
+    @property
+    def theme(self) -> Any:
+        return self._theme if self.output.terminal.colour else super().theme
+
+    def set_theme(self, theme: Any) -> dict[str, Any]:
+        return {"success": False, "error": "the line mode uses the theme from settings; it cannot switch at run time"}
