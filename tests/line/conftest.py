@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
@@ -86,7 +87,7 @@ async def line(faux, project, wolli_home) -> AsyncIterator[Any]:
     drivers: list[LineDriver] = []
 
     async def start(*, code: dict[str, str] | None = None, colour: bool = False, resume: bool = False,
-                    extensions: list[str] | None = None, **request: Any) -> LineDriver:
+                    extensions: list[str] | None = None, dumb: bool = False, **request: Any) -> LineDriver:
         """``code`` maps a file name to extension source, written beside the project and loaded."""
         paths = list(extensions or [])
         for name, source in (code or {}).items():
@@ -98,10 +99,13 @@ async def line(faux, project, wolli_home) -> AsyncIterator[Any]:
         pipe_cm = create_pipe_input()
         pipe = pipe_cm.__enter__()
         stream = io.StringIO()
-        repl = LineRepl(req, stream=stream, input=pipe, output=DummyOutput(), colour=colour, width=80,
-                         resume=resume)
+        # ``dumb``: no output given, as on a real terminal, so TERM=dumb gets prompt_toolkit's
+        # basic prompt; the app session's output stands in for the terminal.
+        repl = LineRepl(req, stream=stream, input=pipe, output=None if dumb else DummyOutput(), colour=colour,
+                        width=80, resume=resume)
         driver = LineDriver(repl, pipe, stream)
-        driver.task = asyncio.create_task(repl.run())
+        with create_app_session(input=pipe, output=DummyOutput()):
+            driver.task = asyncio.create_task(repl.run())
         driver._pipe_cm = pipe_cm  # type: ignore[attr-defined]
         drivers.append(driver)
         await wait_until(lambda: repl.startup is not None or driver.task.done(), 10.0, "the session started")

@@ -158,3 +158,17 @@ async def test_a_dialog_asked_from_another_thread_and_loop(line, faux):
     await term.wait_asked("Elsewhere")
     term.type("from afar\r")
     assert await answer == "from afar"
+
+
+async def test_on_a_dumb_terminal_dialogs_still_time_out_and_answer(line, faux, monkeypatch):
+    monkeypatch.setenv("TERM", "dumb")  # prompt_toolkit's basic prompt: another Application each time
+    term = await line(code={"dialogs": DIALOGS}, dumb=True)
+    await term.send("/ask")
+    await term.wait_asked("Number, or words to narrow the list:")
+    term.type("1\r")
+    await term.wait_asked("Your name")
+    term.type("Ada\r")
+    await term.wait_asked("A poem")
+    term.type("\x1b\r")
+    await term.wait_asked("Sure?")  # left to time out
+    await term.wait_for("answers: ['plain', 'red', 'Ada', 'roses', False]")

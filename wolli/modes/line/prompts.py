@@ -83,6 +83,8 @@ class Prompter:
         self.prefill = ""  # ``ctx.ui.set_editor_text``: what the next main prompt starts with
         self._main: PromptSession[str] | None = None
         self._main_running = False
+        self._main_task: asyncio.Future[str | type[BaseException]] | None = None
+        self._main_stop: Any = None  # why the main prompt was cancelled: _TakenOff or EOFError
         self.lines_read = 0  # prompts answered at the main prompt
         self.asking: str | None = None  # the title of the open dialog
         self._main_done = asyncio.Event()
@@ -130,17 +132,45 @@ class Prompter:
             text, self.prefill = self.prefill, ""
             self._main_running = True
             self._main_done.clear()
+            self._main_stop = None
+            # A task, so a dialog or quitting can end it: cancelling works for the full
+            # prompt and for the dumb terminal's (whose Application is not ``session.app``).
+            task = asyncio.ensure_future(self._prompt_main(session, text))
+            self._main_task = task
             try:
-                with self._above():
-                    answer = await session.prompt_async(ANSI(self._style_prompt()), default=text)
-            except _TakenOff:
-                continue
+                got = await task
+                if not isinstance(got, str):
+                    raise got()
+            except asyncio.CancelledError:
+                if self._main_stop is None:
+                    raise  # the line mode itself is being cancelled
+                if self._main_stop is _TakenOff:
+                    continue
+                raise self._main_stop() from None
             finally:
+                self._main_task = None
                 self._main_running = False
                 self._main_done.set()
                 self.terminal.moved_to_new_line()
             self.lines_read += 1
-            return answer
+            return got
+
+    async def _prompt_main(self, session: PromptSession[str], text: str) -> str | type[BaseException]:
+        """The prompt's answer, or the exception class of Ctrl+C/Ctrl+D: a KeyboardInterrupt
+        must not escape a task (asyncio would stop the whole loop for it)."""
+        try:
+            with self._above():
+                return await session.prompt_async(ANSI(self._style_prompt()), default=text)
+        except (KeyboardInterrupt, EOFError) as exc:
+            return type(exc)
+
+    def _stop_main(self, why: type[BaseException]) -> bool:
+        task = self._main_task
+        if task is None or task.done():
+            return False
+        self._main_stop = why
+        task.cancel()
+        return True
 
     async def _read_line(self, question: str) -> str:
         """The next line of a piped stdin (no editing, no completion); EOFError at its end."""
@@ -159,8 +189,7 @@ class Prompter:
 
     def close_main(self) -> None:
         """End the main prompt as Ctrl+D would (the session is quitting)."""
-        if self._main is not None and self._main_running:
-            self._main.app.exit(exception=EOFError())
+        self._stop_main(EOFError)
 
     def editor_text(self) -> str:
         if self._main is not None and self._main_running:
@@ -186,14 +215,10 @@ class Prompter:
     async def dialog(self) -> Any:
         """Room on the screen for one dialog: the main prompt steps aside if it is open."""
         async with self._dialog_lock:
-            while self._main is not None and self._main_running:
-                try:
-                    self._main.app.exit(exception=_TakenOff())
-                except Exception:  # asked in the instant the prompt is starting: once it runs
-                    await asyncio.sleep(0.01)
-                    continue
+            if self._main is not None and self._main_running:
                 self.prefill = self._main.default_buffer.text
-                await self._main_done.wait()
+                if self._stop_main(_TakenOff):
+                    await self._main_done.wait()
             yield
 
     # ------------------------------------------------------------------ dialogs
@@ -207,23 +232,34 @@ class Prompter:
             return await self._piped_answer(session, message(), default, cancel)
         self.asking = title
         loop = asyncio.get_running_loop()
-        ended = False
+        stopped = False
 
-        def stop() -> None:
-            if not ended and session.app.is_running:
-                session.app.exit(result=cancel)
+        async def ask() -> Any:
+            try:
+                with self._above():
+                    return await session.prompt_async(lambda: ANSI(message()), default=default,
+                                                      refresh_interval=0.5 if timeout else 0)
+            except (KeyboardInterrupt, EOFError):  # never out of a task: asyncio would stop the loop
+                return cancel
+
+        task = asyncio.ensure_future(ask())
+
+        def stop() -> None:  # cancelled, not exited: the dumb terminal's prompt runs another Application
+            nonlocal stopped
+            if not task.done():
+                stopped = True
+                task.cancel()
 
         timer = loop.call_later(timeout, stop) if timeout else None
         unsubscribe = signal.add_listener(lambda: loop.call_soon_threadsafe(stop)) if hasattr(
             signal, "add_listener") else None
         try:
-            with self._above():
-                return await session.prompt_async(lambda: ANSI(message()), default=default,
-                                                  refresh_interval=0.5 if timeout else 0)
-        except (KeyboardInterrupt, EOFError):
+            return await task
+        except asyncio.CancelledError:
+            if not stopped:
+                raise
             return cancel
         finally:
-            ended = True
             self.asking = None
             if timer is not None:
                 timer.cancel()

@@ -55,7 +55,9 @@ class LineRepl:
 
             if sys.stdin.isatty():
                 input = create_input()
-                output = output or create_output(always_prefer_tty=True)  # questions on the terminal
+                if output is None and not sys.stdout.isatty():  # `| tee log`: questions on the terminal
+                    output = create_output(always_prefer_tty=True)
+                # Else no output is given, so on TERM=dumb prompt_toolkit uses its basic prompt.
             else:  # prompts come line by line from a pipe: no keys to watch
                 piped, input = sys.stdin, DummyInput()
         self.input = input
