@@ -138,14 +138,10 @@ class TuiController:
 
     async def cycle_thinking_level(self) -> str | None:
         """The next thinking level (the session clamps it to what the model takes)."""
-        from ...ai.types import THINKING_LEVELS
+        from ...runtime.cycling import cycle_thinking_level
 
         session = self.session
-        if session is None or session.model is None or not getattr(session.model, "reasoning", False):
-            return None
-        current = session.thinking_level
-        index = THINKING_LEVELS.index(current) if current in THINKING_LEVELS else -1
-        return await session.set_thinking_level(THINKING_LEVELS[(index + 1) % len(THINKING_LEVELS)])
+        return None if session is None else await cycle_thinking_level(session)
 
     async def shutdown(self) -> None:
         if self.startup is not None:
