@@ -7,12 +7,13 @@ writes each event with json mode's converter. What arrives on stdin is taken apa
 - a line that is not a JSON object, an unknown command, a missing or wrong-typed field gets
   an error ``response`` naming the problem, and the server keeps serving;
 - ``extension_ui_response`` answers an open dialog at once;
-- queries (``get_*``) and the aborts (``abort``, ``abort_bash``, ``abort_retry``) are handled
-  at once, even while earlier commands are still being worked on, so ``get_state`` answers
-  while a run streams and ``abort`` never waits behind the thing it should stop;
-- every other command runs in the order received. A command is *accepted* before the next
-  one starts (``prompt``: its run has started, or the message was queued or handled), while
-  long work (the run, ``bash``, ``compact``) goes on in the background and answers when done.
+- commands run in the order received. A command is *accepted* before the next one starts
+  (``prompt``: its run has started, or the message was queued or handled), while long work
+  (the run, ``bash``, ``compact``) goes on in the background and answers when done; so a
+  query (``get_*``) sees what the commands before it did, and ``get_state`` answers at once
+  while a run streams;
+- the aborts (``abort``, ``abort_bash``, ``abort_retry``) never wait behind other commands:
+  they act on what is running when they arrive.
 
 stdin closing (or SIGINT/SIGTERM/SIGHUP, or the client no longer reading stdout) shuts down
 cleanly: open dialogs get their cancel value, the run is aborted, ``session_shutdown`` is
@@ -53,6 +54,7 @@ class RpcServer:
         self._stopped: asyncio.Event | None = None
         self._queue: asyncio.Queue[tuple[Any, dict[str, Any]]] | None = None
         self._intake_task: asyncio.Task[None] | None = None
+        self._intake_busy = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._splitter = LineSplitter()
         self._run_waiters: list[asyncio.Event] = []
@@ -220,13 +222,16 @@ class RpcServer:
             near = difflib.get_close_matches(kind, list(COMMANDS), n=1, cutoff=0.6)
             self.fail(request_id, kind, f"Unknown command: {kind}" + (f" (did you mean {near[0]}?)" if near else ""))
             return
-        if spec.kind == "query":
+        if spec.kind == "query" and self._intake_idle():
             self._run_query(spec, value)
         elif spec.kind == "at_once":
             self.background(self._execute(spec, value))
         else:
             assert self._queue is not None
             self._queue.put_nowait((spec, value))
+
+    def _intake_idle(self) -> bool:
+        return not self._intake_busy and (self._queue is None or self._queue.empty())
 
     def _run_query(self, spec: Any, command: dict[str, Any]) -> None:
         try:
@@ -243,7 +248,14 @@ class RpcServer:
         assert self._queue is not None
         while True:
             spec, command = await self._queue.get()
-            await self._execute(spec, command)
+            self._intake_busy = True
+            try:
+                if spec.kind == "query":
+                    self._run_query(spec, command)
+                else:
+                    await self._execute(spec, command)
+            finally:
+                self._intake_busy = False
             if self.host.shutdown_requested:  # ``wolli.shutdown()`` from an extension
                 self.stop()
 
