@@ -59,7 +59,7 @@ def write_models(home: Path, base_url: str) -> None:
     """Two local models on the loopback server; the second one reasons (thinking levels)."""
     (home / "models.json").write_text(json.dumps({"providers": {"local": {
         "baseUrl": base_url, "api": "openai-completions",
-        "models": [{"id": "local-model", "contextWindow": 32000, "maxTokens": 4096},
+        "models": [{"id": "local-model", "contextWindow": 32000, "maxTokens": 4096, "input": ["text", "image"]},
                    {"id": "local-thinker", "contextWindow": 32000, "maxTokens": 4096, "reasoning": True}],
     }}}))
 

@@ -255,7 +255,11 @@ async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("switch_session")
 async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    import os
+
     path = _text(cmd, "sessionPath")
+    if (path.endswith(".jsonl") or os.sep in path) and not os.path.isfile(os.path.join(server.session.cwd, path)):
+        raise CommandError(f"switch_session: cannot open {path}: there is no session file there")
     await _stop_run(server)
     try:
         await server.host.resume_session(path)
