@@ -79,6 +79,7 @@ class RpcServer:
 
         startup = await start(self.request, ui=self.ui, observers=[self._on_event], before_start=before_start)
         self.host = startup.host
+        self.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
         for warning in startup.warnings:
             print(f"wolli: {warning}", file=sys.stderr, flush=True)
         self.output.on_closed = lambda: loop.call_soon_threadsafe(self.stop)
