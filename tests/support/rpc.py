@@ -55,12 +55,12 @@ def extension(wolli):
 '''
 
 
-def write_models(home: Path, base_url: str) -> None:
+def write_models(home: Path, base_url: str, context_window: int = 32000) -> None:
     """Two local models on the loopback server; the second one reasons (thinking levels)."""
     (home / "models.json").write_text(json.dumps({"providers": {"local": {
         "baseUrl": base_url, "api": "openai-completions",
-        "models": [{"id": "local-model", "contextWindow": 32000, "maxTokens": 4096, "input": ["text", "image"]},
-                   {"id": "local-thinker", "contextWindow": 32000, "maxTokens": 4096, "reasoning": True}],
+        "models": [{"id": "local-model", "contextWindow": context_window, "maxTokens": 4096, "input": ["text", "image"]},
+                   {"id": "local-thinker", "contextWindow": context_window, "maxTokens": 4096, "reasoning": True}],
     }}}))
 
 

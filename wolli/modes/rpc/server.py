@@ -57,6 +57,7 @@ class RpcServer:
         self._intake_busy = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._splitter = LineSplitter()
+        self._input_ended = False
         self._run_waiters: list[asyncio.Event] = []
         # What the event stream said last, for commands that answer from it.
         self.manual_compaction = False
@@ -84,7 +85,7 @@ class RpcServer:
             print(f"wolli: {warning}", file=sys.stderr, flush=True)
         self.output.on_closed = lambda: loop.call_soon_threadsafe(self.stop)
         self._intake_task = loop.create_task(self._intake())
-        threading.Thread(target=self._read_stdin, args=(loop,), name="rpc-stdin", daemon=True).start()
+        await self._attach_stdin(loop)
         from ..headless import Interrupt
 
         with Interrupt(self.stop):
@@ -168,8 +169,31 @@ class RpcServer:
 
     # ------------------------------------------------------------------ commands in
 
-    def _read_stdin(self, loop: asyncio.AbstractEventLoop) -> None:
-        """A thread: raw reads of descriptor 0 (pipes, files and terminals alike), handed to the loop."""
+    async def _attach_stdin(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read stdin on the loop itself (a pipe or terminal): a line is taken up at the loop's
+        next turn, with no thread waiting for the GIL. A regular file cannot be watched that
+        way, so it is read by a thread."""
+        server = self
+
+        class Reader(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                server._on_input(data)
+
+            def eof_received(self) -> bool:
+                server._on_input(b"")
+                return False
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                if not server.stopping:
+                    server._on_input(b"")
+
+        try:
+            stdin = os.fdopen(os.dup(0), "rb", buffering=0)
+            await loop.connect_read_pipe(Reader, stdin)
+        except (ValueError, OSError):
+            threading.Thread(target=self._read_stdin_thread, args=(loop,), name="rpc-stdin", daemon=True).start()
+
+    def _read_stdin_thread(self, loop: asyncio.AbstractEventLoop) -> None:
         while True:
             try:
                 data = os.read(0, 1 << 16)
@@ -185,6 +209,9 @@ class RpcServer:
                 return
 
     def _on_input(self, data: bytes) -> None:
+        if self._input_ended:
+            return
+        self._input_ended = not data
         lines = self._splitter.feed(data) if data else self._splitter.finish()
         for line in lines:
             if self.stopping:
