@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.cli import session_files
 from tests.support.openai_chat import text_answer
-from tests.support.rpc import MODEL, UI_PROBE, hanging_answer, start_client, write_models
+from tests.support.rpc import MODEL, QUITTER, UI_PROBE, hanging_answer, start_client, write_models
 from wolli.rpc_client import RpcClient
 
 
@@ -158,3 +158,12 @@ def test_ids_are_echoed_and_queries_answer_while_a_run_streams(project, loopback
         client.abort()
         assert client.get_state()["isStreaming"] is False
         assert client.close() == 0
+
+
+def test_an_extension_asking_to_shut_down_ends_the_process(project, tmp_path, models):
+    quitter = tmp_path / "quitter.py"
+    quitter.write_text(QUITTER)
+    with start_client(project, *MODEL, "-e", str(quitter)) as client:
+        client.request({"type": "prompt", "message": "/quit"})
+        client.wait_for("session_shutdown")
+        assert client.process.wait(20) == 0

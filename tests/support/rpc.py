@@ -78,3 +78,13 @@ def hanging_answer(text: str, pieces: int = 3) -> Reply:
         cut = body.index(b"\n\n", cut) + 2
     return sse_reply(body[:cut], hang=True)
 
+
+# An extension whose /quit command asks Wolli to shut down (``wolli.shutdown()``).
+QUITTER = '''
+def extension(wolli):
+    def quit_now(args, ctx):
+        ctx.ui.notify("bye")
+        wolli.shutdown()
+
+    wolli.register_command("quit", handler=quit_now, description="Shut down")
+'''

@@ -173,6 +173,7 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
         task = server.background(session.prompt(text, images, source="rpc"))
 
         def report(done: asyncio.Task[Any]) -> None:
+            server.check_shutdown()
             if not done.cancelled() and done.exception() is not None:
                 from ...runtime.events import ExtensionErrorEvent
                 from ..event_json import event_record

@@ -113,6 +113,11 @@ class RpcServer:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
 
+    def check_shutdown(self) -> None:
+        """``wolli.shutdown()`` from an extension: quit once the agent is idle."""
+        if self.host is not None and self.host.shutdown_requested and self.session.is_idle():
+            self.stop()
+
     def _follow(self, new: Any, old: Any) -> None:
         """The active session was replaced (new, switch, fork, clone): observe the new one."""
         if new is not None and old is not None:
@@ -134,9 +139,11 @@ class RpcServer:
         elif kind == "compaction_end":
             self.last_compaction_error = event.error_message
         self.output.send(event_record(event, full_updates=self.full_updates))
-        if kind == "run_state" and event.state == "idle" and event.previous != "compacting":
-            # pi's marker that nothing more follows on its own (no retry, no queued message).
-            self.output.send({"type": "agent_settled"})
+        if kind == "run_state" and event.state == "idle":
+            if event.previous != "compacting":
+                # pi's marker that nothing more follows on its own (no retry, no queued message).
+                self.output.send({"type": "agent_settled"})
+            asyncio.get_running_loop().call_soon(self.check_shutdown)
 
     def emit_notice(self, level: str, message: str) -> None:
         self.output.send(event_record(NoticeEvent(level, message)))  # type: ignore[arg-type]
@@ -284,8 +291,7 @@ class RpcServer:
                     await self._execute(spec, command)
             finally:
                 self._intake_busy = False
-            if self.host.shutdown_requested:  # ``wolli.shutdown()`` from an extension
-                self.stop()
+            self.check_shutdown()
 
     async def _execute(self, spec: Any, command: dict[str, Any]) -> None:
         request_id, kind = command.get("id"), command["type"]
