@@ -130,3 +130,14 @@ def test_stdin_closing_with_a_dialog_open_still_shuts_down(project, probe):
         client.close_stdin()
         client.wait_for("session_shutdown")
         assert client.process.wait(20) == 0
+
+
+def test_a_dialog_asked_from_a_sync_tool_in_a_worker_thread(project, probe, loopback):
+    loopback.push(tool_call_answer("threaded", {}), text_answer("done"))
+    asked: list[dict] = []
+    with start_client(project, *probe, on_ui_request=lambda r: asked.append(r) or True) as client:
+        client.request({"type": "prompt", "message": "use the threaded tool"})
+        end = client.wait_for("tool_execution_end")
+        client.wait_for("agent_settled")
+    assert [r["title"] for r in asked] == ["From a thread?"]
+    assert "thread confirmed=True" in str(end["result"])

@@ -52,6 +52,15 @@ def extension(wolli):
 
     wolli.register_tool({"name": "guarded", "description": "Asks before it runs",
                          "parameters": {"type": "object", "properties": {}}, "execute": guarded})
+
+    def threaded(tool_call_id, params, signal, on_update, ctx):  # sync: runs in a worker thread
+        import asyncio
+
+        ok = asyncio.run(ctx.ui.confirm("From a thread?"))
+        return {"content": [{"type": "text", "text": f"thread confirmed={ok}"}]}
+
+    wolli.register_tool({"name": "threaded", "description": "Asks from a worker thread",
+                         "parameters": {"type": "object", "properties": {}}, "execute": threaded})
 '''
 
 
