@@ -204,6 +204,7 @@ def test_without_a_model_the_server_starts_and_a_prompt_says_how_to_get_one(proj
             client.request({"type": "prompt", "message": "hello"})
         assert client.request({"type": "get_available_models"}) == {"models": []}
         assert client.close() == 0
+    assert "Traceback" not in client.stderr
 
 
 def test_prompt_with_images(project, loopback, models):

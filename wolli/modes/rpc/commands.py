@@ -141,7 +141,12 @@ async def _accept(server: RpcServer, text: str, images: list[ImageContent], beha
     finally:
         waiter.cancel()
     if task.done():
-        task.result()
+        from ...runtime.session import NoModelError
+
+        try:
+            task.result()
+        except NoModelError as exc:  # said in the response; no traceback for an expected case
+            raise CommandError(str(exc)) from None
         return
 
     def report(done: asyncio.Task[Any]) -> None:
