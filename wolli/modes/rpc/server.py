@@ -115,7 +115,8 @@ class RpcServer:
 
     def check_shutdown(self) -> None:
         """``wolli.shutdown()`` from an extension: quit once the agent is idle."""
-        if self.host is not None and self.host.shutdown_requested and self.session.is_idle():
+        session = self.host.active if self.host is not None else None
+        if session is not None and self.host.shutdown_requested and session.is_idle():
             self.stop()
 
     def _follow(self, new: Any, old: Any) -> None:
