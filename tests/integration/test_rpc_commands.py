@@ -101,11 +101,15 @@ def test_conversation_queries_name_stats_and_export(project, tmp_path, loopback,
 def test_bash_and_abort_bash(project, models):
     with start_client(project, *MODEL) as client:
         result = client.request({"type": "bash", "command": "echo hello from bash; exit 3"})
-        assert result == {"output": "hello from bash\n", "exitCode": 3, "cancelled": False, "truncated": False} \
-            or (result["output"].strip() == "hello from bash" and result["exitCode"] == 3)
+        assert result == {"output": "hello from bash\n", "exitCode": 3, "cancelled": False, "truncated": False}
         assert client.get_state()["messageCount"] == 1  # the output joins the context
+        streamed = client.request({"id": "b2", "type": "bash",
+                                   "command": "printf 'one\\n'; sleep 0.1; printf 'tw\\303\\251\\n'"})
+        updates = [e for e in client.drain() if e["type"] == "bash_execution_update"]
+        assert {u["id"] for u in updates} == {"req-1", "b2"}  # each names the bash command it belongs to
+        assert "".join(u["delta"] for u in updates if u["id"] == "b2") == "one\ntwé\n" == streamed["output"]
         client.send({"id": "slow", "type": "bash", "command": "sleep 30"})
-        assert client.get_state()["messageCount"] == 1
+        assert client.get_state()["messageCount"] == 2  # a running command is not in the context yet
         client.request({"type": "abort_bash"})
         answer = client.wait_for(lambda e: e.get("id") == "slow")
         assert answer["success"] is True and answer["data"]["cancelled"] is True

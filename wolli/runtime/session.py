@@ -631,8 +631,11 @@ class AgentSession:
 
     # ------------------------------------------------------------------ user shell commands
 
-    async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
-        """``!cmd`` (kept in context) and ``!!cmd`` (shown, never sent to the model)."""
+    async def run_bash(
+        self, command: str, *, exclude_from_context: bool = False, on_output: Callable[[bytes], None] | None = None
+    ) -> BashExecutionMessage:
+        """``!cmd`` (kept in context) and ``!!cmd`` (shown, never sent to the model);
+        ``on_output`` sees the raw output as it comes (RPC's ``bash_execution_update``)."""
         from .user_bash import message_from_result, run_user_bash
 
         self._check_open()
@@ -648,7 +651,8 @@ class AgentSession:
             else:
                 environment = (answer or {}).get("environment") or environment
                 message = await run_user_bash(
-                    environment, command, exclude_from_context=exclude_from_context, signal=controller.signal
+                    environment, command, exclude_from_context=exclude_from_context, signal=controller.signal,
+                    on_output=on_output,
                 )
         finally:
             self._bash_controller = None

@@ -16,6 +16,7 @@ compaction runs waits for it. Nothing runs over a turn in flight.
 from __future__ import annotations
 
 import asyncio
+import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -497,9 +498,20 @@ async def bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
     if not command_text.strip():
         raise CommandError("bash: 'command' is empty")
     session = server.session
+    request_id = cmd.get("id")
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def stream(data: bytes) -> None:  # pi's bash_execution_update: every piece, as it comes
+        delta = decoder.decode(data)
+        if delta:
+            record: dict[str, Any] = {"type": "bash_execution_update"}
+            if request_id is not None:
+                record["id"] = request_id
+            record["delta"] = delta
+            server.output.send(record)
 
     async def run() -> Any:
-        message = await session.run_bash(command_text)
+        message = await session.run_bash(command_text, on_output=stream)
         data: dict[str, Any] = {"output": message.output, "exitCode": message.exit_code,
                                 "cancelled": message.cancelled, "truncated": message.truncated}
         if message.full_output_path:
