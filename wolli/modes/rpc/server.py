@@ -224,7 +224,11 @@ class RpcServer:
         for line in lines:
             if self.stopping:
                 break
-            self.handle_line(line)
+            try:
+                self.handle_line(line)
+            except Exception as exc:  # a bug of ours must not end the reading of stdin
+                traceback.print_exception(exc, file=sys.stderr)
+                self.fail(None, PARSE, f"internal error handling this line: {type(exc).__name__}: {exc}")
         if not data:
             self.stop()
 
