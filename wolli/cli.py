@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_session(args)
     mode = args.mode or ("print" if args.print_ else "tui")
-    if args.resume and not args.session:
+    if args.resume and not args.session and (mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):
         from .modes.commands import explain_resume
 
         return explain_resume(args)
@@ -292,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
 
     request = startup_request(args, mode)
     request.require_model = False  # the TUI opens anyway and shows how to add a model
+    request.pick_session = bool(args.resume and not args.session)  # -r: the /resume picker first
     return run_tui(request)
 
 

@@ -69,3 +69,60 @@ def test_a_tool_row_and_an_extension_confirm_dialog(terminal_run, loopback):
     term.send("C-c")
     term.send("C-c")
     assert term.exit_status() == 0
+
+
+GREETER = '''
+def extension(wolli):
+    wolli.register_command("greet", handler=lambda args, ctx: ctx.ui.notify("hi"), description="say VERSION")
+'''
+
+
+def test_model_tree_reload_and_resume_commands(terminal_run, loopback, wolli_home, tmp_path):
+    import json
+
+    models = json.loads((wolli_home / "models.json").read_text())
+    models["providers"]["local"]["models"].append({"id": "local-other", "contextWindow": 32000})
+    (wolli_home / "models.json").write_text(json.dumps(models))
+    greeter = tmp_path / "greeter.py"
+    greeter.write_text(GREETER.replace("VERSION", "one"))
+    term = terminal_run("-e", str(greeter))
+    term.wait_for("local/local-model")
+    loopback.push(text_answer("First answer."))
+    term.type("first question")
+    term.send("Enter")
+    term.wait_for("First answer.")
+
+    term.type("/model")
+    term.send("Enter")
+    term.wait_for("Choose a model")
+    term.type("other")
+    term.send("Enter")
+    term.wait_for("Model: local/local-other")
+
+    term.type("/tree")
+    term.send("Enter")
+    term.wait_for("Session tree")
+    assert "first question" in term.screen()
+    term.send("Escape")
+    term.wait_gone("Session tree")
+
+    greeter.write_text(GREETER.replace("VERSION", "two"))
+    term.type("/reload")
+    term.send("Enter")
+    term.wait_for("Reloaded")
+    term.type("/gree")
+    term.wait_for("say two")
+    term.send("C-c")
+
+    term.type("/new")
+    term.send("Enter")
+    term.wait_for("New session started")
+    term.type("/resume")
+    term.send("Enter")
+    term.wait_for("Resume a session")
+    term.type("first")
+    term.send("Enter")
+    term.wait_for("First answer.")
+    term.send("C-c")
+    term.send("C-c")
+    assert term.exit_status() == 0

@@ -46,6 +46,18 @@ class TmuxTerminal:
             time.sleep(0.05)
         raise AssertionError(f"{text!r} did not appear on the screen:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 20.0) -> str:
+        """Wait until ``text`` is off the screen (a dialog closed). Also what to do after Esc
+        before typing on: Esc followed at once by a key reads as Alt+key."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text not in screen:
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} stayed on the screen:\n{screen}")
+
     def exit_status(self, timeout: float = 15.0) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -398,7 +398,7 @@ def test_sigint_while_streaming_saves_the_partial_answer(api, project, tmp_path,
 
 
 @pytest.mark.parametrize(("api", "signum"), [(ANTHROPIC, signal.SIGINT), (GOOGLE, signal.SIGINT),
-                                             (CHAT, signal.SIGTERM)])
+                                             (CHAT, signal.SIGTERM), (ANTHROPIC, signal.SIGHUP)])
 def test_interrupt_during_bash_kills_the_process_tree(api, signum, project, tmp_path, wolli_home, providers):
     command = "echo $$ > shell.pid; (sleep 300; echo late) & echo $! > child.pid; sleep 300"
     providers.push(answer(api, "Running it.", calls=[Call("bash", {"command": command})]))

@@ -246,6 +246,55 @@ async def test_a_new_version_that_fails_keeps_the_previous_one_running(faux, tmp
     assert list(host.commands) == ["fixed"] and host.extensions.errors == []
 
 
+async def test_a_new_version_whose_factory_raises_is_taken_back_and_the_previous_one_set_up(faux, tmp_path):
+    path = write(ext_dir() / "keep.py", """
+    def extension(wolli):
+        wolli.register_command("kept", handler=lambda args, ctx: None, description="old")
+        wolli.on("input", lambda event, ctx: None)
+    """)
+    host = make_host(faux)
+    host.extensions.configure(packages=False)
+    await host.extensions.load(str(tmp_path))
+    await start_session(host, tmp_path, model=faux.model)
+    write(path, """
+    def extension(wolli):
+        wolli.register_command("half", handler=lambda args, ctx: None)
+        raise RuntimeError("broken halfway")
+    """)
+    await host.reload()
+    assert list(host.commands) == ["kept"] and host.commands["kept"].description == "old"
+    [error] = host.extensions.errors
+    assert "RuntimeError: broken halfway" in error and "the previous version of keep keeps running" in error
+    [info] = [i for i in host.extensions.infos() if i["name"] == "keep"]
+    assert info["status"] == "loaded" and info["commands"] == ["kept"] and info["handlers"] == ["input"]
+    assert "previous version keeps running" in info["warnings"][0]
+
+
+async def test_command_availability_carries_a_reason(faux, tmp_path):
+    write(ext_dir() / "avail.py", """
+    handles = {}
+
+    def extension(wolli):
+        handles["c"] = wolli.register_command("deploy", handler=lambda args, ctx: None,
+                                              availability={"type": "disabled", "reason": "no git repo"})
+    """)
+    host = make_host(faux)
+    host.extensions.configure(packages=False)
+    await host.extensions.load(str(tmp_path))
+    session = await start_session(host, tmp_path, model=faux.model)
+    command = host.commands["deploy"]
+    assert (command.availability, command.disabled_reason) == ("disabled", "no git repo")
+    with pytest.raises(RuntimeError, match="not available: no git repo"):
+        await session.prompt("/deploy now")
+    import sys
+
+    handle = next(m for n, m in sys.modules.items() if n.endswith("avail") and hasattr(m, "handles")).handles["c"]
+    handle.set_availability("hidden")
+    assert (command.availability, command.disabled_reason) == ("hidden", None)
+    with pytest.raises(ValueError, match="availability is one of"):
+        handle.set_availability("sometimes")
+
+
 async def test_no_extensions_loads_nothing(faux, tmp_path):
     write(ext_dir() / "a.py", recorder_ext("a"))
     host = make_host(faux)

@@ -224,3 +224,14 @@ def test_prompt_with_images(project, loopback, models):
         assert client.close() == 0
     sent = json.dumps(loopback.requests[0].json["messages"])
     assert pixel in sent
+
+
+def test_cycle_model_follows_the_enabled_models_scope(project, wolli_home, models):
+    (wolli_home / "settings.json").write_text(json.dumps({"enabledModels": ["local/local-thinker:high",
+                                                                            "local/local-model"]}))
+    with start_client(project, "--model", "local/local-model") as client:
+        cycled = client.request({"type": "cycle_model"})
+        assert cycled["model"]["id"] == "local-thinker" and cycled["isScoped"] is True
+        assert cycled["thinkingLevel"] == "high"
+        assert client.request({"type": "cycle_model"})["model"]["id"] == "local-model"
+        assert client.close() == 0

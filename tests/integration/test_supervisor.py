@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /
 PROGRAM = textwrap.dedent(
     """
     import asyncio, os, signal, subprocess, sys, time
+    from wolli.extensions.services import run_command
     from wolli.tools import supervisor
     from wolli.tools.bash import create_bash_tool
     from wolli.tools.environment import create_host_environment
@@ -52,8 +53,15 @@ PROGRAM = textwrap.dedent(
         tool = create_bash_tool(create_host_environment(work))
         tasks = []
         for index, command in enumerate(commands):
-            params = tool.validate({"command": command})
-            task = asyncio.create_task(tool.execute(f"c{index}", params, None, None, None))
+            last = index == len(commands) - 1
+            if mode == "exec" and last:  # what extensions start: wolli.exec, a tool factory's api.exec
+                task = asyncio.create_task(run_command(command, cwd=work))
+            elif mode == "helper" and last:  # a helper program Wolli runs itself (file listing)
+                task = asyncio.create_task(asyncio.to_thread(
+                    supervisor.run_supervised, ["/bin/sh", "-c", command], cwd=work, capture_output=True))
+            else:
+                params = tool.validate({"command": command})
+                task = asyncio.create_task(tool.execute(f"c{index}", params, None, None, None))
             task.add_done_callback(lambda _, index=index: note(f"done{index}", "yes"))
             tasks.append(task)
             await wait_for(f"ready{index}")
@@ -215,6 +223,47 @@ def test_spawn_supervised_server_dies_with_the_program(tmp_path, reap):
     pids = program.pids("server.pid") + program.tree(0)
     program.kill9()
     assert_all_die(pids, "the server and the command to die")
+
+
+@pytest.mark.parametrize("mode", ["exec", "helper"])
+def test_extension_exec_and_helper_programs_die_with_the_program(tmp_path, reap, mode):
+    # The last command goes through wolli.exec (extensions, tool factories) or run_supervised
+    # (the TUI's file listing) instead of the bash tool.
+    program = Program(tmp_path, mode, tree_commands(2), reap)
+    pids = program.tree(0) + program.tree(1)
+    assert all(alive(p) for p in pids)
+    program.kill9()
+    assert_all_die(pids, f"the trees started through the bash tool and {mode} to die")
+
+
+def test_extension_exec_that_finishes_or_times_out_releases_its_unit(tmp_path):
+    from wolli.extensions.services import run_command
+    from wolli.tools import supervisor
+
+    async def main():
+        before = supervisor.supervised_count()
+        done = await run_command("echo hi", cwd=str(tmp_path))
+        slow = await run_command("sleep 30 & echo $! > bg.pid; wait", cwd=str(tmp_path), timeout=0.2)
+        return before, done, slow
+
+    import asyncio
+
+    before, done, slow = asyncio.run(main())
+    assert (done.stdout, done.code, done.killed) == ("hi\n", 0, False)
+    assert slow.killed
+    assert_all_die([pid_in(tmp_path, "bg.pid")], "the timed-out command's child to die")
+    assert supervisor.supervised_count() == before
+
+
+def test_run_supervised_kills_the_group_on_timeout(tmp_path):
+    from wolli.tools import supervisor
+
+    with pytest.raises(subprocess.TimeoutExpired):
+        supervisor.run_supervised(
+            ["/bin/sh", "-c", "sleep 30 & echo $! > bg.pid; wait"], cwd=tmp_path, timeout=0.5)
+    assert_all_die([pid_in(tmp_path, "bg.pid")], "the helper's child to die")
+    result = supervisor.run_supervised(["/bin/sh", "-c", "cat; echo err >&2"], input=b"in", capture_output=True)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"in", b"err\n")
 
 
 def test_finished_command_leaves_its_daemon_to_the_user(tmp_path, reap):

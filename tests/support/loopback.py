@@ -46,6 +46,9 @@ class Reply:
     pause: float = 0.0
     # After the body, keep the connection open until the client goes away.
     hang: bool = False
+    # Called before each write with the number of body bytes sent so far (0 first), and once
+    # with the full length after the last: lets a test act at an exact point of a stream.
+    on_write: Callable[[int], None] | None = None
 
 
 Handler = Callable[[RecordedRequest], Reply]
@@ -84,6 +87,13 @@ class LoopbackServer:
         with self._lock:
             self._replies.extend(replies)
         return self
+
+    def discard_pending(self) -> int:
+        """Drop the scripted replies nobody asked for (a client that died early); returns how many."""
+        with self._lock:
+            count = len(self._replies)
+            self._replies.clear()
+        return count
 
     @property
     def last(self) -> RecordedRequest:
@@ -170,12 +180,16 @@ class LoopbackServer:
         low, high = reply.chunk_sizes
         pos = 0
         while pos < len(body):
+            if reply.on_write is not None:
+                reply.on_write(pos)
             size = self._random.randint(low, high)
             piece = body[pos : pos + size]
             pos += size
             conn.sendall(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
             if reply.pause:
                 time.sleep(reply.pause)
+        if reply.on_write is not None:
+            reply.on_write(len(body))
         if reply.cut_after is not None:
             conn.shutdown(socket.SHUT_RDWR)
             return False

@@ -115,6 +115,54 @@ async def test_without_a_model_the_app_opens_says_how_and_keeps_the_prompt(make_
     app = make_app(model=None)
     async with running(app) as pilot:
         notices = " ".join(str(n.render()) for n in app.query(NoticeView))
-        assert "No model is available" in notices and "models.json" in notices
+        assert "No model is set up yet" in notices and "/login" in notices and "models.json" in notices
         await type_and_send(pilot, "hello")
         await wait_until(lambda: app.editor.text == "hello", 5, "the prompt back in the editor")
+
+
+def tiny_png() -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + \
+        chunk(b"IEND", b"")
+
+
+async def test_a_pasted_image_path_is_attached_and_sent(make_app, faux, project, wolli_home):
+    import json
+
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
+        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
+        "models": [{"id": "faux-1", "input": ["text", "image"], "contextWindow": 100000}]}}}))
+    shot = project / "my shot.png"
+    shot.write_bytes(tiny_png())
+    app = make_app()
+    async with running(app) as pilot:
+        app.editor.post_message(events.Paste(f"'{shot}'"))  # as a terminal types a dropped file
+        await wait_until(lambda: app.editor.text == "[image #1]", 5, "the image marker")
+        await pilot.press(*" what is this?")
+        faux.push("a green pixel")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        sent = faux.contexts[-1].messages[-1].content
+        assert [block.type for block in sent] == ["text", "image"]
+        assert sent[0].text == "[image #1] what is this?" and sent[1].mime_type == "image/png"
+        assert app.editor.images == {}
+
+
+async def test_an_image_for_a_text_only_model_is_refused_and_a_text_path_stays_text(make_app, project):
+    shot = project / "shot.png"
+    shot.write_bytes(tiny_png())
+    app = make_app()
+    async with running(app) as pilot:
+        app.editor.post_message(events.Paste(str(shot)))
+        await wait_until(lambda: any("does not take images" in n.message for n in app._notifications), 5,
+                         "the refusal")
+        assert app.editor.text == "" and app.editor.images == {}
+        app.editor.post_message(events.Paste(str(project / "notes.txt")))
+        await wait_until(lambda: app.editor.text.endswith("notes.txt"), 5, "the path as text")
+        await pilot.pause()

@@ -30,7 +30,12 @@ def home_project(monkeypatch) -> Path:
 
 
 @pytest.fixture
-def snap_app(make_app, home_project):
+def snap_app(make_app, home_project, wolli_home):
+    # The start-up summary names the version, which changes; the snapshots leave it out.
+    agent = wolli_home / "agents" / "default"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "settings.json").write_text('{"quietStartup": true}')
+
     def build(**request):
         app = make_app(cwd=str(home_project), **request)
         app.editor.cursor_blink = False
@@ -120,5 +125,49 @@ def test_thinking_then_an_answer(snap_compare, snap_app, faux):
                    faux_text("Green bar at dawn")])
         await type_and_send(pilot, "a haiku please")
         await idle_after(app, pilot, 2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_tree_picker_with_a_fork(snap_compare, snap_app, faux):
+    from wolli.modes.tui.screens.tree_picker import TreePicker
+
+    app = snap_app()
+
+    async def run_before(pilot):
+        await _settle(app, pilot)
+        faux.push("Parsed the config.", "Tried approach A.", "Tried approach B.")
+        for count, text in ((2, "read the config"), (4, "try approach A")):
+            await type_and_send(pilot, text)
+            await idle_after(app, pilot, count)
+        session = app.controller.session
+        first_answer = next(e for e in session.session_manager.get_branch()
+                            if e.type == "message" and e.message.role == "assistant")
+        await session.navigate_tree(first_answer.id)  # back to the first answer
+        await type_and_send(pilot, "try approach B")
+        await wait_until(lambda: len(session.messages) == 4 and session.is_idle(), 5, "the second branch")
+        await type_and_send(pilot, "/tree")
+        await wait_until(lambda: isinstance(app.screen, TreePicker) and app.screen.values, 5, "the tree")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_model_picker(snap_compare, snap_app, wolli_home):
+    import json
+
+    from wolli.modes.tui.screens.model_picker import ModelPicker
+
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
+        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
+        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000},
+                   {"id": "faux-2", "name": "Second Faux", "contextWindow": 50000}]}}}))
+    app = snap_app()
+
+    async def run_before(pilot):
+        await _settle(app, pilot)
+        await type_and_send(pilot, "/model")
+        await wait_until(lambda: isinstance(app.screen, ModelPicker) and app.screen.values, 5, "the picker")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

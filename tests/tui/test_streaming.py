@@ -72,6 +72,10 @@ async def test_ctrl_o_expands_every_tool_row_and_ctrl_t_shows_thinking(make_app,
         await idle_after(app, pilot, 4)
         row = mounted(app, ToolRow)[0]
         assert "line 20" not in str(row.body.render()) and "more line" in str(row.body.render())
+        await pilot.click(row)  # one row alone, by a click
+        assert row.expanded and "line 20" in str(row.body.render())
+        await pilot.click(row)
+        assert not row.expanded and "line 20" not in str(row.body.render())
         await pilot.press("ctrl+o")
         assert row.expanded and "line 20" in str(row.body.render())
         thinking = mounted(app, ThinkingBlock)[0]

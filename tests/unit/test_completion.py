@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wolli.modes.tui.completion import BuiltinCompletion, ProjectFiles, fuzzy_score, rank, stack, suggestions
+from wolli.modes.interactive.fuzzy import fuzzy_score, rank
+from wolli.modes.tui.completion import BuiltinCompletion, ProjectFiles, stack, suggestions
 
 
 def test_fuzzy_prefers_prefixes_word_starts_and_consecutive_letters():

@@ -63,6 +63,17 @@ def test_list_all_sessions_and_missing_root(tmp_path):
     assert list_sessions("/nowhere", root) == []
 
 
+def test_a_session_whose_answer_never_came_is_listed_with_its_prompt(tmp_path):
+    # What a Wolli killed while the first answer streamed leaves: listed, so it can be resumed.
+    root = tmp_path / "sessions"
+    make(root, "/proj", "answered", mtime=1_000_000)
+    crashed = make(root, "/proj", "a long prompt typed before the crash", replies=0, mtime=2_000_000)
+    top = list_sessions("/proj", root)[0]
+    assert top.id == crashed.get_session_id()
+    assert top.first_message == "a long prompt typed before the crash" and top.message_count_estimate == 1
+    assert SessionManager.continue_recent("/proj", root).get_session_id() == crashed.get_session_id()
+
+
 def test_listing_skips_unusable_files(tmp_path):
     root = tmp_path / "sessions"
     make(root, "/proj", "good")

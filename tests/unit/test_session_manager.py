@@ -51,24 +51,56 @@ def test_create_path_layout(tmp_path):
     assert manager.get_header().version == 3
 
 
-def test_nothing_written_before_first_assistant_message(tmp_path):
+def test_the_file_is_created_at_the_first_message_with_everything_before_it(tmp_path):
     manager = SessionManager.create("/proj", tmp_path / "sessions")
     path = Path(manager.get_session_file())
     manager.append_model_change("faux", "m1")
     manager.append_thinking_level_change("low")
-    manager.append_message(user("hello"))
     manager.append_session_info("greeting")
-    assert not path.exists() and not manager.is_persisted()
+    assert not path.exists() and not manager.is_persisted()  # no message yet: no file
     assert not path.parent.exists()
 
-    manager.append_message(assistant("hi"))
+    manager.append_message(user("hello"))  # the prompt is on disk before its request is sent
     assert path.exists() and manager.is_persisted()
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [d["type"] for d in lines] == [
-        "session", "model_change", "thinking_level_change", "message", "session_info", "message",
+        "session", "model_change", "thinking_level_change", "session_info", "message",
     ]
-    manager.append_message(user("more"))  # straight to disk now
+    manager.append_message(assistant("hi"))  # straight to disk now
+    manager.append_message(user("more"))
     assert len(path.read_text().splitlines()) == 7
+
+
+def test_an_extension_message_also_starts_the_file(tmp_path):
+    manager = SessionManager.create("/proj", tmp_path / "sessions")
+    manager.append_custom_entry("state", {"n": 1})  # bookkeeping alone is not worth a file
+    assert not manager.is_persisted()
+    manager.append_custom_message_entry("note", "from an extension")
+    assert manager.is_persisted()
+    assert [e.type for e in SessionManager.open(manager.get_session_file()).get_entries()] == [
+        "custom", "custom_message",
+    ]
+
+
+def test_user_messages_are_synced_to_the_disk_and_the_rest_is_not(tmp_path, monkeypatch):
+    synced: list[int] = []
+    real = os.fdatasync if hasattr(os, "fdatasync") else os.fsync
+    name = "fdatasync" if hasattr(os, "fdatasync") else "fsync"
+
+    def counting(fd):
+        synced.append(fd)
+        return real(fd)
+
+    monkeypatch.setattr(os, name, counting)
+    manager = SessionManager.create("/proj", tmp_path / "sessions")
+    manager.append_model_change("faux", "m1")
+    manager.append_message(user("hello"))
+    assert len(synced) == 1  # the new file with the prompt
+    manager.append_message(assistant("hi"))
+    manager.append_session_info("named")
+    assert len(synced) == 1
+    manager.append_message(user("again"))
+    assert len(synced) == 2
 
 
 def test_default_session_dir_is_the_agent_sessions_folder(wolli_home):
@@ -89,10 +121,15 @@ def test_open_missing_path_starts_a_session_there(tmp_path):
     path = tmp_path / "named.jsonl"
     manager = SessionManager.open(path, cwd="/proj")
     assert manager.get_session_file() == str(path) and manager.get_entries() == []
-    manager.append_message(user("a"))
+    manager.append_model_change("faux", "m1")
     assert not path.exists()
+    manager.append_message(user("a"))
+    assert path.exists()
     manager.append_message(assistant("b"))
-    assert [e.message.role for e in SessionManager.open(path).get_entries()] == ["user", "assistant"]
+    entries = SessionManager.open(path).get_entries()
+    assert [getattr(e, "message", e).role if e.type == "message" else e.type for e in entries] == [
+        "model_change", "user", "assistant",
+    ]
 
 
 def test_open_empty_file_fills_it_in(tmp_path):
@@ -306,7 +343,7 @@ def test_fork_of_a_manager_at_its_leaf_and_into_another_cwd(tmp_path):
     assert Path(fork.get_session_file()).parent == tmp_path / "sessions" / cwd_slug("/other")
 
     early = SessionManager.fork(m, m.get_entries()[0].id)
-    assert not early.is_persisted()  # only a user message so far: buffered like any new session
+    assert early.is_persisted()  # a user message is worth a file, like in any new session
 
     with pytest.raises(KeyError):
         SessionManager.fork(m, "ffffffff")

@@ -26,11 +26,19 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "app.suspend": ("ctrl+z",),
     "app.thinking.cycle": ("shift+tab",),
     "app.model.cycleForward": ("ctrl+p",),
+    "app.model.cycleBackward": ("ctrl+shift+p",),
     "app.model.select": ("ctrl+l",),
     "app.tools.expand": ("ctrl+o",),
     "app.thinking.toggle": ("ctrl+t",),
     "app.editor.external": ("ctrl+g",),
+    "app.clipboard.pasteImage": ("ctrl+v",),
     "app.transcript.earlier": ("ctrl+home",),
+    "app.commandPalette": ("ctrl+s", "f1"),
+    # Unbound until keybindings.json gives them keys (as in pi).
+    "app.session.new": (),
+    "app.session.tree": (),
+    "app.session.fork": (),
+    "app.session.resume": (),
     "tui.select.up": ("up",),
     "tui.select.down": ("down",),
     "tui.select.confirm": ("enter",),
@@ -45,7 +53,9 @@ ALIASES: dict[str, str] = {
     "selectModel": "app.model.select", "expandTools": "app.tools.expand",
     "toggleThinking": "app.thinking.toggle", "externalEditor": "app.editor.external",
     "selectUp": "tui.select.up", "selectDown": "tui.select.down", "selectConfirm": "tui.select.confirm",
-    "selectCancel": "tui.select.cancel",
+    "selectCancel": "tui.select.cancel", "cycleModelBackward": "app.model.cycleBackward",
+    "commandPalette": "app.commandPalette", "newSession": "app.session.new", "tree": "app.session.tree",
+    "fork": "app.session.fork", "resume": "app.session.resume", "pasteImage": "app.clipboard.pasteImage",
 }
 
 # Everything a user may name in keybindings.json (some short names are for keys to come).
@@ -58,6 +68,7 @@ ACTIONS: tuple[str, ...] = (
     "deleteCharBackward", "deleteCharForward", "deleteWordBackward", "deleteWordForward",
     "deleteToLineStart", "deleteToLineEnd", "pageUp", "pageDown", "selectUp", "selectDown",
     "selectConfirm", "selectCancel",
+    "cycleModelBackward", "commandPalette",
 )
 
 

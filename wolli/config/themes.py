@@ -142,6 +142,13 @@ def builtin_theme(name: str) -> ThemeSpec:
     return parse_theme(json.loads(path.read_text("utf-8")), str(path))
 
 
+def theme_folders(agent_home: Path) -> list[Path]:
+    """Where user themes live: ``WOLLI_HOME/themes``, then the agent's own ``themes/``."""
+    from .paths import wolli_home
+
+    return [wolli_home() / "themes", agent_home / "themes"]
+
+
 def discover_themes(folders: list[Path]) -> tuple[dict[str, ThemeSpec], list[str]]:
     """Every theme by name (built-in first, then each folder in order) and the problems found."""
     dark = builtin_theme("dark")

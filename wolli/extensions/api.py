@@ -25,6 +25,7 @@ from .registry import (
     Flag,
     RegisteredCommand,
     Shortcut,
+    parse_availability,
 )
 from .services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
 
@@ -98,10 +99,13 @@ class ExtensionAPI:
         get_argument_completions: Callable[[str], Any] | None = None,
         title: str | None = None,
         category: str | None = None,
-        availability: str = "enabled",
+        availability: Any = "enabled",
+        disabled_reason: str | None = None,
     ) -> CommandHandle:
         """``/name args`` runs ``handler(args, ctx)``; the same name from two extensions
-        becomes ``/name:1`` and ``/name:2`` in load order."""
+        becomes ``/name:1`` and ``/name:2`` in load order. ``availability`` (``"enabled"``,
+        ``"disabled"`` with ``disabled_reason``, ``"hidden"``) is how the command palette and
+        the completion menu show it; the returned handle changes it later."""
         name = str(name).lstrip("/").strip()
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"register_command: {name!r} is not a command name (no spaces, not empty)")
@@ -110,8 +114,9 @@ class ExtensionAPI:
         command = RegisteredCommand(
             name=name, handler=handler, description=description, owner=self._record.name,
             get_argument_completions=get_argument_completions, title=title, category=category,
-            availability=availability, rank=self._record.rank,
+            rank=self._record.rank,
         )
+        command.availability, command.disabled_reason = parse_availability(availability, disabled_reason)
         return self._registry.add_command(self._record, command)
 
     def register_shortcut(self, key: str, *, handler: Callable[..., Any], description: str = "") -> None:

@@ -71,13 +71,23 @@ class RegisteredCommand:
     availability: str = "enabled"
     rank: int = 0
     invocation: str = ""  # the name it is typed as: "review" or "review:2"
+    disabled_reason: str | None = None  # shown beside a disabled command in the palette
 
     async def run(self, args: str, ctx: Any) -> None:
         if self.availability == "disabled":
-            raise RuntimeError(f"/{self.invocation or self.name} is not available right now")
+            why = f": {self.disabled_reason}" if self.disabled_reason else " right now"
+            raise RuntimeError(f"/{self.invocation or self.name} is not available{why}")
         result = self.handler(args, ctx)
         if inspect.isawaitable(result):
             await result
+
+
+def parse_availability(availability: Any, reason: str | None = None) -> tuple[str, str | None]:
+    if isinstance(availability, dict):
+        availability, reason = availability.get("type"), availability.get("reason", reason)
+    if availability not in ("enabled", "disabled", "hidden"):
+        raise ValueError("availability is one of enabled, disabled (with a reason), hidden")
+    return availability, (str(reason) if reason and availability == "disabled" else None)
 
 
 class CommandHandle:
@@ -87,10 +97,10 @@ class CommandHandle:
         self._registry = registry
         self._command = command
 
-    def set_availability(self, availability: str) -> None:
-        if availability not in ("enabled", "disabled", "hidden"):
-            raise ValueError("availability is one of enabled, disabled, hidden")
-        self._command.availability = availability
+    def set_availability(self, availability: Any, reason: str | None = None) -> None:
+        """``"enabled"``, ``"hidden"``, ``"disabled"`` with a ``reason``; Amp's
+        ``{"type": "disabled", "reason": ...}`` is taken too."""
+        self._command.availability, self._command.disabled_reason = parse_availability(availability, reason)
 
     def unregister(self) -> None:
         self._registry.remove_command(self._command)

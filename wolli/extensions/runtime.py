@@ -8,7 +8,8 @@ handlers and registrations removed); the others load.
 
 ``reload()`` forgets every imported module (helpers of folder extensions too), clears the
 registrations and loads everything again from disk. When the new version of an extension
-fails to import but the previous one had loaded, the previous module is set up again, so a
+fails (it does not import, or its ``extension()`` raises) but the previous one had loaded,
+what the new one registered is taken back and the previous module is set up again, so a
 typo saved mid-edit does not switch a working extension off; the error says so.
 """
 
@@ -173,33 +174,49 @@ class ExtensionRuntime:
         record = ExtensionRecord(name=self._unique_name(source.name), source=source, rank=rank)
         self.registry.records.append(record)
         key: Path | str = source.path if source.path is not None else f"package:{source.name}"
+        previous = self._modules.get(key) if reloading else None
         try:
             module = import_source(source)
         except ExtensionLoadError as exc:
-            previous = self._modules.get(key) if reloading else None
             if previous is None:
                 self._fail(record, str(exc))
                 return
-            record.warnings.append(f"the new version failed to load ({exc}); the previous version keeps running")
-            self._report(f"{exc}; the previous version of {record.name} keeps running")
+            self._keep_previous(record, str(exc))
             module = previous
+        error = await self._set_up(record, module, source)
+        if error is not None and previous is not None and module is not previous:
+            # The new version imported but its extension() raised: take back what it
+            # registered and set the previous module up again.
+            self._roll_back(record)
+            self._keep_previous(record, error)
+            module = previous
+            error = await self._set_up(record, module, source)
+        if error is not None:
+            self._fail(record, error)
+            return
+        record.status = "loaded"
+        self._modules[key] = module
+
+    def _keep_previous(self, record: ExtensionRecord, error: str) -> None:
+        record.warnings.append(f"the new version failed to load ({error}); the previous version keeps running")
+        self._report(f"{error}; the previous version of {record.name} keeps running")
+
+    async def _set_up(self, record: ExtensionRecord, module: ModuleType, source: ExtensionSource) -> str | None:
+        """Run the module's ``extension(wolli)``; the failure as one line, or None."""
         record.module_name = module.__name__
         factory = getattr(module, "extension", None)
         if not callable(factory):
             where = source.path if source.path is not None else source.label
-            self._fail(record, f"{where}: no extension(wolli) function (define `def extension(wolli): ...`)")
             forget(module.__name__)
-            return
+            return f"{where}: no extension(wolli) function (define `def extension(wolli): ...`)"
         api = ExtensionAPI(self.registry, record, self.host)
         try:
             result = factory(api)
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:
-            self._fail(record, describe_failure(exc, source))
-            return
-        record.status = "loaded"
-        self._modules[key] = module
+            return describe_failure(exc, source)
+        return None
 
     async def _load_tool_factories(self, cwd: str, first_rank: int) -> None:
         """``tools/*/__init__.py``, ``customTools``, ``--tool``: each ``factory(api)``'s tools."""
@@ -271,6 +288,10 @@ class ExtensionRuntime:
         record.status = "failed"
         record.errors.append(message)
         self._report(message)
+        self._roll_back(record)
+
+    def _roll_back(self, record: ExtensionRecord) -> None:
+        """Take back everything ``record`` registered (handlers, tools, commands, ...)."""
         self.host.handlers.remove_owner(record.owner)
         registry = self.registry
         registry.tools[:] = [t for t in registry.tools if t.source != f"extension:{record.name}"]
@@ -283,6 +304,10 @@ class ExtensionRuntime:
         registry.prompt_sections[:] = [s for s in registry.prompt_sections if s.owner != record.name]
         for name in record.providers:
             self.host.model_registry.unregister_provider(name)
+        for name in record.renderers:
+            registry.renderers.pop(name, None)
+        for attribute in ("tools", "commands", "shortcuts", "flags", "renderers", "providers", "handlers"):
+            getattr(record, attribute).clear()
 
     def _unique_name(self, name: str) -> str:
         taken = {r.name for r in self.registry.records}

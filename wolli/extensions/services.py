@@ -78,38 +78,53 @@ async def run_command(
 ) -> ExecResult:
     """``command`` through the shell when ``args`` is None, else the program with ``args``.
 
-    The child runs in its own process group and is killed (group and all) on timeout or
-    when ``signal`` aborts; ``killed`` says so.
+    The child runs in a session of its own and is killed (its whole tree) on timeout, when
+    ``signal`` aborts, or when the caller is cancelled; ``killed`` says so. While it runs it
+    is supervised, so it also dies if Wolli is killed (``tools/supervisor.py``).
     """
-    import os
     import signal as signals
 
-    if args is None:
-        process = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
-    else:
-        process = await asyncio.create_subprocess_exec(
-            command, *args, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
+    from ..tools.proctree import live_tree, signal_tree
+    from ..tools.supervisor import supervise
+
+    unit = supervise()
+    pipes: dict[str, Any] = {
+        "cwd": cwd, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE,
+        "stdin": asyncio.subprocess.DEVNULL, "start_new_session": True, "env": unit.env(),
+    }
+    try:
+        if args is None:
+            process = await asyncio.create_subprocess_shell(command, **pipes)
+        else:
+            process = await asyncio.create_subprocess_exec(command, *args, **pipes)
+    except BaseException:
+        unit.release()
+        raise
+    unit.add(process.pid)
+
+    def kill_tree() -> None:
+        signal_tree(process.pid, live_tree(process.pid, set()), signals.SIGKILL)
+
     communicate = asyncio.ensure_future(process.communicate())
     waiters: set[asyncio.Future[Any]] = {communicate}
     aborted: asyncio.Future[Any] | None = None
     if signal is not None and hasattr(signal, "wait"):
         aborted = asyncio.ensure_future(signal.wait())
         waiters.add(aborted)
-    done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    killed = communicate not in done
-    if killed:
-        try:
-            os.killpg(process.pid, signals.SIGKILL)
-        except ProcessLookupError:
-            pass
-    stdout, stderr = await communicate
-    if aborted is not None:
-        aborted.cancel()
+    try:
+        done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        killed = communicate not in done
+        if killed:
+            kill_tree()
+        stdout, stderr = await communicate
+    except BaseException:  # cancelled: the command must not outlive the call
+        kill_tree()
+        communicate.cancel()
+        raise
+    finally:
+        if aborted is not None:
+            aborted.cancel()
+        unit.release()
     return ExecResult(
         stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"), process.returncode, killed
     )

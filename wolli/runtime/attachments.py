@@ -116,13 +116,19 @@ def _at(name: str) -> str:
 
 
 def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
+    return image_content(path.read_bytes(), mime, _at(name), notes)
+
+
+def image_content(data: bytes, mime: str, label: str, notes: list[str]) -> ImageContent:
+    """An image as a message carries it, shrunk to the limits the ``read`` tool keeps;
+    AttachmentError when it cannot be. ``label`` names it in notes (``@shot.png``)."""
     from ..tools.images import prepare_image
 
-    prepared = prepare_image(path.read_bytes(), mime)
+    prepared = prepare_image(data, mime)
     if prepared.data is None:
-        raise AttachmentError(f"{_at(name)}: {prepared.note}")
+        raise AttachmentError(f"{label}: {prepared.note}")
     if prepared.note:
-        notes.append(f"{_at(name)}: {prepared.note}")
+        notes.append(f"{label}: {prepared.note}")
     return ImageContent(data=base64.b64encode(prepared.data).decode("ascii"), mime_type=prepared.mime_type)
 
 

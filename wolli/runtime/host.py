@@ -460,6 +460,33 @@ class AgentHost:
             return list_all_sessions(self.sessions_dir)
         return list_sessions(cwd, self.sessions_dir)
 
+    def _resident_at(self, path: str) -> AgentSession | None:
+        """The open session whose file is ``path`` (one not written yet has no file to be)."""
+        for live in self.resident.values():
+            file = live.session_file
+            if file and os.path.exists(file) and os.path.exists(path) and os.path.samefile(file, path):
+                return live
+        return None
+
+    def rename_session(self, path: str, name: str | None) -> None:
+        """Name a saved session (an open one through its live manager, so it stays in step)."""
+        live = self._resident_at(path)
+        if live is not None:
+            live.session_manager.append_session_info(name)
+            return
+        from ..session.manager import SessionManager
+
+        SessionManager.open(path).append_session_info(name)
+
+    def delete_session(self, path: str) -> None:
+        """Delete a saved session file; an open session is refused (leave it first)."""
+        from ..session.listing import clear_cache
+
+        if self._resident_at(path) is not None:
+            raise RuntimeError("this session is open; switch to another one before deleting it")
+        os.remove(path)
+        clear_cache()
+
     def find_sessions(self, filter: Any) -> list[Any]:
         from ..session.listing import find_sessions
 

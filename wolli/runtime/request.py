@@ -60,3 +60,5 @@ class StartupRequest:
     # shows how to add a model and waits for input.
     require_model: bool = True
     require_prompt: bool = False
+    # ``wolli -r`` in the TUI: open the session picker once the app is up.
+    pick_session: bool = False

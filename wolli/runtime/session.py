@@ -217,10 +217,11 @@ class AgentSession:
         """The handler channel (for runtime modules that add seams, like tree navigation)."""
         return self._dispatch
 
-    async def navigate_tree(self, entry_id: str | None) -> bool:
+    async def navigate_tree(self, entry_id: str | None, *, summarize: bool = False,
+                            custom_instructions: str | None = None) -> bool:
         from .tree_navigation import navigate_tree
 
-        return await navigate_tree(self, entry_id)
+        return await navigate_tree(self, entry_id, summarize=summarize, custom_instructions=custom_instructions)
 
     def handler_context(self) -> Any:
         if self._ctx is None:

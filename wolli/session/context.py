@@ -116,7 +116,12 @@ def build_context(branch: list[Any]) -> SessionContext:
     return context
 
 
-INTERRUPTED_TEXT = "The tool did not finish: Wolli stopped before it returned a result."
+# The tool may have run in part or in full (a file written, a command started): say so, so
+# the model checks before repeating it.
+INTERRUPTED_TEXT = (
+    "The tool did not finish: Wolli stopped before it returned a result. "
+    "It may have run in part or in full; check its effects before running it again."
+)
 
 
 def interrupted_result(call_id: str, tool_name: str) -> ToolResultMessage:

@@ -2,10 +2,13 @@
 
 Entries form a tree through ``parentId``; the leaf is where the next entry hangs (the last
 appended entry unless the user navigates with ``branch``). Labels, the session name and
-tags are folded from their entries in file order. A new session is kept in memory until
-its first assistant message, so aborted starts and unanswered prompts leave no file
-behind; from then on every append goes straight to disk (see ``store``). ``in_memory``
-sessions never write at all (``--no-session``).
+tags are folded from their entries in file order. A new session is kept in memory until its
+first message (the user's prompt, a ``!cmd`` run, an extension's message): then the file is
+created with everything so far, before the prompt's request is sent, so a crash while the
+answer streams loses no prompt; a session that never got a message leaves no file. From
+then on every entry goes straight to disk in one write of a whole line (see ``store``).
+User messages are also synced to the disk (``SYNCED_ROLES``): they are the one thing that
+cannot be produced again. ``in_memory`` sessions never write at all (``--no-session``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ from .entries import (
 )
 from .listing import read_session_info
 from .tags import fold_tags
+
+# Entries that wait for the disk (fdatasync) before the next step: what the user typed. The
+# rest (answers, tool results) only survives a killed Wolli, not a power loss; syncing each
+# of them would cost a disk flush per entry while streaming (docs/sessions.md, "Crashes").
+SYNCED_ROLES = frozenset({"user"})
 
 
 class SessionLookupError(LookupError):
@@ -72,7 +80,7 @@ class SessionManager:
     def __init__(self, header: SessionHeader, path: Path | None, *, persisted: bool) -> None:
         self._header = header
         self._path = path
-        # False until the file holds the header (new sessions before their first reply).
+        # False until the file holds the header (new sessions before their first message).
         self._persisted = persisted
         self._entries: list[Any] = []
         self._by_id: dict[str, Any] = {}
@@ -96,7 +104,7 @@ class SessionManager:
         *,
         parent_session: str | None = None,
     ) -> SessionManager:
-        """A new session in ``<session_dir>/<cwd slug>/``; written at the first assistant message."""
+        """A new session in ``<session_dir>/<cwd slug>/``; written at its first message."""
         cwd = os.path.abspath(cwd)
         session_id = str(uuid.uuid4())
         header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
@@ -242,7 +250,7 @@ class SessionManager:
             label = origin.get_label(entry.id)
             if label is not None:
                 forked.append_label(entry.id, label)
-        if any(_is_assistant(e) for e in forked._entries):
+        if any(_starts_file(e) for e in forked._entries):
             forked._flush()
         return forked
 
@@ -261,7 +269,7 @@ class SessionManager:
         return self._header
 
     def is_persisted(self) -> bool:
-        """True once the file exists on disk (after the first assistant message)."""
+        """True once the file exists on disk (from the first message on)."""
         return self._persisted
 
     def get_entries(self) -> list[Any]:
@@ -504,25 +512,36 @@ class SessionManager:
         if self._writing_stopped:
             pass
         elif self._persisted:
-            store.append_lines(self._path, [entry.to_json()], header=self._header.to_json())  # type: ignore[arg-type]
-        elif self._path is not None and _is_assistant(entry):
+            store.append_lines(
+                self._path,  # type: ignore[arg-type]
+                [entry.to_json()],
+                header=self._header.to_json(),
+                sync=_needs_sync(entry),
+            )
+        elif self._path is not None and _starts_file(entry):
             self._flush()
         return entry.id
 
     def _flush(self) -> None:
-        """Write the header and every buffered entry in one go (the first assistant reply)."""
+        """Write the header and every buffered entry in one go (at the first message)."""
         if self._path is None or self._persisted:
             return
         lines = [self._header.to_json(), *(e.to_json() for e in self._entries)]
+        sync = any(_needs_sync(e) for e in self._entries)
         if self._path.exists():  # an empty file opened by path: fill it in place
-            store.append_lines(self._path, lines)
+            store.append_lines(self._path, lines, sync=sync)
         else:
-            store.write_new(self._path, lines)
+            store.write_new(self._path, lines, sync=sync)
         self._persisted = True
 
 
-def _is_assistant(entry: Any) -> bool:
-    return isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "assistant"
+def _starts_file(entry: Any) -> bool:
+    """A message of the conversation: from here on the session is worth a file."""
+    return isinstance(entry, (MessageEntry, CustomMessageEntry))
+
+
+def _needs_sync(entry: Any) -> bool:
+    return isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) in SYNCED_ROLES
 
 
 def _check_tags(tags: dict[str, Any]) -> dict[str, str | None]:

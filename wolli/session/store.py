@@ -6,6 +6,11 @@ may append to one file, so every append is a single ``os.write`` of complete lin
 last line; loading reports and skips it, and the next append starts on a fresh line rather
 than gluing onto the fragment. Files are created ``0600`` (they hold prompts, tool output
 and sometimes secrets) inside ``0700`` folders.
+
+An ``os.write`` lands in the kernel before it returns, so a killed process loses nothing it
+wrote. Only an operating-system crash or power loss can drop writes that were not yet
+synced to the disk; ``sync=True`` pays for that (an ``fdatasync``, plus the folder when a
+file is created) where the manager decides it is worth it (docs/sessions.md, "Crashes").
 """
 
 from __future__ import annotations
@@ -74,16 +79,41 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def _sync(fd: int) -> None:
+    """Data (and the size it needs) to the disk; macOS's plain fsync is the closest it offers."""
+    if hasattr(os, "fdatasync"):
+        os.fdatasync(fd)
+    else:  # pragma: no cover - macOS, Windows
+        os.fsync(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new file's name durable: its folder entry is data of the folder."""
+    try:
+        fd = os.open(os.fspath(folder), os.O_RDONLY)
+    except OSError:  # Windows cannot open folders; nothing to do there
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _encode(lines: list[str]) -> bytes:
     return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
-def append_lines(path: str | os.PathLike[str], lines: list[str], *, header: str | None = None) -> None:
+def append_lines(
+    path: str | os.PathLike[str], lines: list[str], *, header: str | None = None, sync: bool = False
+) -> None:
     """Append complete lines atomically with respect to other appenders of the same file.
 
     If the file ends in a torn line (no trailing newline) a newline goes first, so the new
     lines stay parseable and the fragment stays a separate, skippable line. ``header`` is
-    written first when the file is empty (deleted or truncated behind our back).
+    written first when the file is empty (deleted or truncated behind our back). ``sync``
+    waits until the disk has the lines.
     """
     if not lines:
         return
@@ -98,25 +128,39 @@ def append_lines(path: str | os.PathLike[str], lines: list[str], *, header: str 
             elif size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
             _write_all(fd, data)
+            if sync:
+                _sync(fd)
         finally:
             _unlock(fd)
     finally:
         os.close(fd)
 
 
-def write_new(path: str | os.PathLike[str], lines: list[str]) -> None:
-    """Create a session file with its first lines; refuses to clobber an existing file."""
+def write_new(path: str | os.PathLike[str], lines: list[str], *, sync: bool = False) -> None:
+    """Create a session file with its first lines; refuses to clobber an existing file.
+
+    The lines go in one write, so a crash leaves no file, an empty one (loaded as a fresh
+    session), or the header with a possibly torn last line. ``sync`` also makes the new
+    name durable.
+    """
     target = Path(path)
+    new_folder = not target.parent.is_dir()
     ensure_dir(target.parent)
     fd = os.open(os.fspath(target), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, FILE_MODE)
     try:
         _lock(fd)
         try:
             _write_all(fd, _encode(lines))
+            if sync:
+                _sync(fd)
         finally:
             _unlock(fd)
     finally:
         os.close(fd)
+    if sync:
+        _sync_folder(target.parent)
+        if new_folder:  # the first session of this working directory: its folder is new too
+            _sync_folder(target.parent.parent)
 
 
 def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as: str) -> None:

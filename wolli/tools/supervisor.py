@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -36,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import proctree
-from .proctree import TAGS_VAR
+from .proctree import TAGS_VAR, live_tree, signal_tree
 
 # Ignores the terminal's signals, keeps the last state line, sweeps at EOF. Without Python (or
 # if the sweep fails) it still kills the registered groups and pids.
@@ -268,6 +269,31 @@ def spawn_supervised(args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
     unit.add(proc.pid, group=leads_group)
     proc.supervision = unit  # type: ignore[attr-defined]
     return proc
+
+
+def run_supervised(args: Any, *, timeout: float | None = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(args, ...)`` for a short helper program, ended if Wolli dies meanwhile.
+
+    Takes ``capture_output``, ``input`` and the :func:`spawn_supervised` arguments. On
+    timeout the helper's whole group is killed and ``subprocess.TimeoutExpired`` raised,
+    as ``subprocess.run`` does (which kills only the direct child).
+    """
+    if kwargs.pop("capture_output", False):
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    data = kwargs.pop("input", None)
+    if data is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    leads_group = kwargs.setdefault("start_new_session", True)
+    proc = spawn_supervised(args, **kwargs)
+    try:
+        out, err = proc.communicate(data, timeout=timeout)
+    except BaseException:
+        signal_tree(proc.pid if leads_group else None, {proc.pid, *live_tree(proc.pid, set())}, signal.SIGKILL)
+        proc.communicate()
+        raise
+    finally:
+        proc.supervision.release()  # type: ignore[attr-defined]
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
 def watchdog_pid() -> int | None:

@@ -396,13 +396,24 @@ async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("cycle_model")
 async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    from ...runtime.cycling import cycle_model as cycle
+    """The next model of the scope the TUI's Ctrl+P cycles (settings ``enabledModels``)."""
+    from ..interactive.model_commands import model_key, scoped_models
 
-    result = await cycle(server.session)
-    if result is None:
-        return None
-    return {"model": queries.model_record(result.model), "thinkingLevel": result.thinking_level,
-            "isScoped": result.is_scoped}
+    session = server.session
+    scope = scoped_models(server.host)
+    keys = [model_key(m) for m, _ in scope]
+    current = model_key(session.model) if session.model is not None else None
+    index = keys.index(current) if current in keys else -1
+    for step in range(1, len(scope) + 1):
+        model, level = scope[(index + step) % len(scope)]
+        if model_key(model) == current:
+            return None  # no other model in scope
+        if await session.set_model(model, "cycle"):
+            if level is not None:
+                await session.set_thinking_level(level)
+            return {"model": queries.model_record(model), "thinkingLevel": session.thinking_level,
+                    "isScoped": bool(server.host.settings.get("enabledModels"))}
+    return None
 
 
 @command("set_thinking_level")
@@ -414,9 +425,9 @@ async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("cycle_thinking_level")
 async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    from ...runtime.cycling import cycle_thinking_level as cycle
+    from ..interactive.model_commands import cycle_thinking
 
-    level = await cycle(server.session)
+    level = await cycle_thinking(server.session)
     return None if level is None else {"level": level}
 
 

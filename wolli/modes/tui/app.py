@@ -24,7 +24,9 @@ from . import highlighting
 from .adapter import EventAdapter
 from .controller import TuiController
 from .editor_completion import EditorCompletion
+from .front import TuiFront
 from .history import PromptHistory
+from .palette import WolliCommands
 from .rendering import RenderContext, as_renderable
 from .surface import ScreenSurface
 from .theming import AnsiTheme, to_textual_theme
@@ -33,18 +35,24 @@ from .widgets.extension_slots import ExtensionSlot
 from .widgets.footer_bar import FooterBar, git_branch
 from .widgets.prompt_editor import PromptEditor
 from .widgets.queued_messages import QueuedMessages
-from .widgets.simple_messages import NoticeView
+from .widgets.simple_messages import InfoView, NoticeView
 from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a hard exit
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
-              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier")
+              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
+              "app.model.cycleForward", "app.model.cycleBackward", "app.commandPalette", "app.session.new",
+              "app.session.tree", "app.session.fork", "app.session.resume")
+# App keys that belong to the main screen: a dialog or picker on top gets the key instead.
+MAIN_SCREEN_ACTIONS = {"clear_or_quit", "quit_if_empty", "toggle_tools", "toggle_thinking", "cycle_thinking",
+                       "external_editor", "select_model", "cycle_model", "slash", "command_palette"}
 
 
 class WolliApp(App[int]):
     CSS_PATH = "tui.tcss"
-    ENABLE_COMMAND_PALETTE = False
+    COMMANDS = {WolliCommands}
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", show=False, id="app.interrupt"),
         Binding("ctrl+c", "clear_or_quit", "Clear", show=False, priority=True, id="app.clear"),
@@ -54,6 +62,15 @@ class WolliApp(App[int]):
         Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True, id="app.thinking.cycle"),
         Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True, id="app.editor.external"),
         Binding("ctrl+home", "show_earlier", "Earlier", show=False, id="app.transcript.earlier"),
+        Binding("ctrl+l", "select_model", "Model", show=False, id="app.model.select"),
+        Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, id="app.model.cycleForward"),
+        Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, id="app.model.cycleBackward"),
+        Binding("ctrl+s,f1", "command_palette", "Commands", show=False, id="app.commandPalette"),
+        # No default keys (as in pi): keybindings.json gives them one; F21-F24 stand in until then.
+        Binding("f21", "slash('/new')", show=False, id="app.session.new"),
+        Binding("f22", "slash('/tree')", show=False, id="app.session.tree"),
+        Binding("f23", "slash('/fork')", show=False, id="app.session.fork"),
+        Binding("f24", "slash('/resume')", show=False, id="app.session.resume"),
     ]
 
     def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
@@ -62,6 +79,7 @@ class WolliApp(App[int]):
         super().__init__()
         self.request = request
         self.ui = TuiUI(self)
+        self.front = TuiFront(self)
         self.controller = TuiController(self, request)
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
@@ -101,7 +119,7 @@ class WolliApp(App[int]):
         from ...config.keybindings import current_keys
 
         keys = current_keys()
-        self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if action in keys})
+        self.set_keymap({action: ",".join(keys[action]) for action in KEYMAP_IDS if keys.get(action)})
 
     def compose(self) -> ComposeResult:
         yield self.transcript
@@ -117,7 +135,7 @@ class WolliApp(App[int]):
 
     def on_mount(self) -> None:
         self.footer.token_colors = dict(self.theme_spec.colors)
-        self.footer.data.cwd = os.path.abspath(self.request.cwd)
+        self.footer.data.cwd = self.editor.cwd = os.path.abspath(self.request.cwd)
         self.footer.data.branch = git_branch(self.request.cwd)
         # The model asked for, until the session (started after this frame) names the real one.
         self.footer.data.model = self.request.model or "starting…"
@@ -165,26 +183,42 @@ class WolliApp(App[int]):
     def _on_terminate(self, number: int) -> None:
         self.controller.abort()
         self.exit(128 + number)
+        # After a hangup the terminal is gone, and Textual's writer can block for good on
+        # it (seen under tmux kill-server). Everything complete is on disk already (one line
+        # per entry), so past a grace period the process ends regardless.
+        import threading
+
+        timer = threading.Timer(TERMINATE_GRACE_S, os._exit, args=(128 + number,))
+        timer.daemon = True
+        timer.start()
 
     # ------------------------------------------------------------------ input
 
     def on_prompt_editor_submitted(self, message: PromptEditor.Submitted) -> None:
-        self._send(message.text, follow_up=False)
+        self._send(message.text, follow_up=False, images=message.images)
 
     def on_prompt_editor_follow_up(self, message: PromptEditor.FollowUp) -> None:
-        self._send(message.text, follow_up=True)
+        self._send(message.text, follow_up=True, images=message.images)
 
-    def on_prompt_editor_completion_wanted(self, message: PromptEditor.CompletionWanted) -> None:
-        self.completion.wanted(message.force)
+    def on_prompt_editor_image_pasted(self, message: PromptEditor.ImagePasted) -> None:
+        from .image_paste import attach_pasted_image
 
-    def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
-        self.completion.key(message.action)
+        self.run_worker(attach_pasted_image(self, message.path), group="image")
 
-    def _send(self, text: str, follow_up: bool) -> None:
-        if text.strip() in ("/quit", "/exit"):
+    def _send(self, text: str, follow_up: bool, images: list[Any] | None = None) -> None:
+        if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up
             self.exit(0)
             return
-        self.run_worker(self.controller.send(text, follow_up=follow_up), group="prompt")
+        self.run_worker(self.controller.send(text, follow_up=follow_up, images=images or None), group="prompt")
+
+    def run_slash_command(self, text: str) -> None:
+        """A command chosen in the palette or by a key: as if typed, editor untouched."""
+        self.run_worker(self.controller.run_command(text), group="prompt")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False  # a dialog is open: its keys first (Ctrl+D deletes in a picker, ...)
+        return True
 
     def on_key(self, event: Any) -> None:
         shortcut = self.controller.shortcut(event.key)
@@ -235,11 +269,23 @@ class WolliApp(App[int]):
         self.surface.set_tools_expanded(not self.tools_expanded)
 
     def action_toggle_thinking(self) -> None:
+        self.set_thinking_visible(not self.thinking_visible)
+
+    def set_thinking_visible(self, visible: bool) -> None:
         from .widgets.assistant_message import AssistantMessageView
 
-        self.thinking_visible = not self.thinking_visible
+        self.thinking_visible = visible
         for view in self.query(AssistantMessageView):
-            view.set_thinking_visible(self.thinking_visible)
+            view.set_thinking_visible(visible)
+
+    def action_select_model(self) -> None:
+        self.run_slash_command("/model")
+
+    async def action_cycle_model(self, step: int) -> None:
+        self.run_worker(self.controller.cycle_model(step), group="prompt")
+
+    def action_slash(self, text: str) -> None:
+        self.run_slash_command(text)
 
     async def action_cycle_thinking(self) -> None:
         level = await self.controller.cycle_thinking_level()
@@ -262,6 +308,10 @@ class WolliApp(App[int]):
 
     def add_notice(self, text: str, level: str = "info") -> None:
         build = partial(NoticeView, text, level)
+        self.transcript.add(build(), build)
+
+    def add_info(self, title: str, text: str) -> None:
+        build = partial(InfoView, title, text)
         self.transcript.add(build(), build)
 
     def refresh_footer(self) -> None:

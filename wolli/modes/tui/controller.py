@@ -3,7 +3,9 @@
 The app owns the widgets; this owns the session. Startup runs after the first frame (the
 editor is usable at once; a message typed before the session is ready waits for it).
 Sending while the agent works steers it (Enter) or queues a follow-up (Alt+Enter); ``!cmd``
-runs a shell command and adds its output to the context, ``!!cmd`` runs it without.
+runs a shell command and adds its output to the context, ``!!cmd`` runs it without. Built-in
+slash commands (:mod:`..interactive`) run here with the app's :class:`~.front.TuiFront`;
+every other ``/name`` goes to the session (extension commands, templates, skills).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import asyncio
 from typing import Any
 
 from ...runtime.request import StartupError, StartupRequest
+from ..interactive.command import CommandContext
+from ..interactive.registry import run_builtin
 
 
 class TuiController:
@@ -48,12 +52,18 @@ class TuiController:
             return
         self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
         self.app.reload_transcript()  # a resumed session's history, then what to know
+        if not self.startup.host.settings.get("quietStartup"):
+            from ..interactive.startup_summary import startup_summary
+
+            self.app.add_notice(startup_summary(self.startup.host, self.startup.session), "muted")
         for warning in self.startup.warnings:
             self.app.add_notice(warning, "warning")
         self.app.check_shortcut_clashes()
         if self.startup.session.model is None:  # first run: say how to get going
-            self.app.add_notice(self.startup.host.no_model_help(), "warning")
+            self.app.add_notice(first_run_help(self.startup.host), "warning")
         self.ready.set()
+        if self.request.pick_session:  # wolli -r
+            await self.run_command("/resume")
         # Let the frame settle, then load what the first request needs (the provider's module,
         # the pooled HTTP client) so the first answer does not wait for imports.
         self.app.set_timer(0.05, self._warm_up)
@@ -80,17 +90,32 @@ class TuiController:
             self._observed = None
         if new is not None and old is not None:  # the first session is shown by start()
             self._observed = new.observe(self.app.adapter)
-            self.app.call_later(self.app.reload_transcript)
+            # At once (we are on the app's loop): what the command says next comes after it.
+            self.app.reload_transcript()
 
     # ------------------------------------------------------------------ input
 
+    def command_context(self) -> CommandContext:
+        return CommandContext(self.app.front, self.host, self.session)
+
+    async def run_command(self, text: str) -> None:
+        """A slash command from the palette or a key: a built-in runs here, anything else is
+        sent like typed text."""
+        await self.ready.wait()
+        if self.session is not None and not await run_builtin(self.command_context(), text):
+            await self.send(text)
+        self.app.refresh_footer()
+
     async def send(self, text: str, *, follow_up: bool = False, images: list[Any] | None = None) -> None:
-        """What the user typed: ``!cmd``, steering or a follow-up while the agent works, else a
-        prompt. Whatever fails is shown and the app stays up; a prompt that failed before it
-        reached the session goes back into the editor."""
+        """What the user typed: a built-in command, ``!cmd``, steering or a follow-up while
+        the agent works, else a prompt. Whatever fails is shown and the app stays up; a
+        prompt that failed before it reached the session goes back into the editor."""
         await self.ready.wait()
         session = self.session
         if session is None:
+            return
+        if not images and await run_builtin(self.command_context(), text):
+            self.app.refresh_footer()
             return
         try:
             await self._send(session, text, follow_up, images)
@@ -138,14 +163,41 @@ class TuiController:
 
     async def cycle_thinking_level(self) -> str | None:
         """The next thinking level (the session clamps it to what the model takes)."""
-        from ...runtime.cycling import cycle_thinking_level
+        from ..interactive.model_commands import cycle_thinking
 
-        session = self.session
-        return None if session is None else await cycle_thinking_level(session)
+        return await cycle_thinking(self.session)
+
+    async def cycle_model(self, step: int) -> None:
+        from ..interactive.model_commands import cycle_model, model_key
+
+        await self.ready.wait()
+        model = await cycle_model(self.command_context(), step)
+        if model is not None:
+            self.app.notify(f"Model: {model_key(model)}", timeout=2)
+        self.app.refresh_footer()
 
     async def shutdown(self) -> None:
         if self.startup is not None:
             await self.startup.host.shutdown("quit")
+
+
+def first_run_help(host: Any) -> str:
+    """What the TUI says when no model is configured: the ways to get one, /login first."""
+    from ...ai.env_keys import ENV_KEYS
+    from ...config import paths
+
+    home = paths.wolli_home()
+    names = ", ".join(keys[0] for keys in list(ENV_KEYS.values())[1:7])
+    return (
+        "Welcome to Wolli. No model is set up yet; any one of these gets you going:\n"
+        f"  /login   pick a provider and paste its API key (kept in {home / 'auth.json'}); works at once\n"
+        f"  env      export ANTHROPIC_API_KEY=... (or {names}, ...), then start wolli again\n"
+        f"  local    an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) in {home / 'models.json'}:\n"
+        '           {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",\n'
+        '             "api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}\n'
+        "           then /reload\n"
+        "Then /model chooses among the models (docs/providers.md has more)."
+    )
 
 
 def _startup_message(exc: StartupError) -> str:

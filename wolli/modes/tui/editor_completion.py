@@ -8,15 +8,13 @@ provider, Tab), so typing plain text costs nothing.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
+from ..interactive import registry
 from . import completion
 from .widgets.completion_menu import CompletionMenu
 
-BUILTIN_COMMANDS = [
-    {"value": "/quit", "label": "/quit", "description": "quit Wolli"},
-    {"value": "/exit", "label": "/exit", "description": "quit Wolli"},
-]
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
 
 
@@ -51,21 +49,21 @@ class EditorCompletion:
         return session.cwd if session is not None else self.app.request.cwd
 
     def _commands(self) -> list[dict[str, Any]]:
-        items = list(BUILTIN_COMMANDS)
-        host, session = self.app.controller.host, self.app.controller.session
-        if host is not None and session is not None:
-            for info in host.slash_commands(session):
-                command = host.find_command(info.name)
-                if command is not None and getattr(command, "availability", "enabled") == "hidden":
-                    continue
-                items.append({"value": "/" + info.name, "label": "/" + info.name, "description": info.description})
+        """Built-ins (also before the session is up), extension commands, templates, skills."""
+        controller = self.app.controller
+        items = []
+        for entry in registry.command_entries(controller.host, controller.session):
+            description = entry.description + (f"  {entry.usage}" if entry.usage else "")
+            if entry.availability == "disabled":
+                description = f"(disabled: {entry.reason or 'not available right now'}) {description}"
+            items.append({"value": "/" + entry.name, "label": "/" + entry.name, "description": description})
         return items
 
-    def _argument_completions(self, name: str, prefix: str) -> Any:
-        host = self.app.controller.host
-        command = host.find_command(name) if host is not None else None
-        fn = getattr(command, "get_argument_completions", None)
-        return fn(prefix) if fn is not None else None
+    async def _argument_completions(self, name: str, prefix: str) -> Any:
+        controller = self.app.controller
+        if controller.session is None:
+            return None
+        return await registry.argument_completions(controller.command_context(), name, prefix)
 
     # ------------------------------------------------------------------ driving
 
@@ -79,7 +77,9 @@ class EditorCompletion:
         before = lines[row][:col] if row < len(lines) else ""
         if not force and not self.menu.open and not self._applies(before, row, self._stack()[1]):
             return
-        self.app.run_worker(self._suggest(lines, row, col, force), group="completion", exclusive=True)
+        # A callable, not a coroutine: a query cancelled by the next keystroke before it
+        # started is then never created (no "coroutine was never awaited" on the screen).
+        self.app.run_worker(partial(self._suggest, lines, row, col, force), group="completion", exclusive=True)
 
     @staticmethod
     def _applies(before: str, row: int, triggers: set[str]) -> bool:

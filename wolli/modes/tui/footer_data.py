@@ -4,25 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ai.types import AssistantMessage
+from ...runtime.stats import session_stats
 from .widgets.footer_bar import FooterData, git_branch
 
 
 def fill_footer(data: FooterData, session: Any) -> None:
     if session is None:
         return
-    tokens_in = tokens_out = cache_read = cache_write = 0
-    cost = 0.0
-    for message in session.messages:
-        if isinstance(message, AssistantMessage):
-            usage = message.usage
-            tokens_in += usage.input
-            tokens_out += usage.output
-            cache_read += usage.cache_read
-            cache_write += usage.cache_write
-            cost += usage.cost.total
-    data.tokens_in, data.tokens_out = tokens_in, tokens_out
-    data.cache_read, data.cache_write, data.cost = cache_read, cache_write, cost
+    stats = session_stats(session)
+    data.tokens_in, data.tokens_out = stats.input_tokens, stats.output_tokens
+    data.cache_read, data.cache_write, data.cost = stats.cache_read_tokens, stats.cache_write_tokens, stats.cost
     model = session.model
     data.model = f"{model.provider}/{model.id}" if model is not None else "no model (/login)"
     data.thinking = session.thinking_level if model is not None and getattr(model, "reasoning", False) else None

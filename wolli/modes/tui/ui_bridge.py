@@ -38,11 +38,11 @@ class TuiUI(NullUI):
             return fn(*args)
         return self.app.call_from_thread(fn, *args)
 
-    async def _dialog(self, make_screen: Callable[[], Any]) -> Any:
+    async def dialog(self, make_screen: Callable[[], Any]) -> Any:
         loop = getattr(self.app, "_loop", None)
         running = asyncio.get_running_loop()
         if loop is not None and running is not loop:  # asked from another loop/thread
-            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._dialog(make_screen), loop))
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.dialog(make_screen), loop))
         async with self._dialog_lock:
             future: asyncio.Future[Any] = running.create_future()
 
@@ -60,14 +60,14 @@ class TuiUI(NullUI):
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
-        return await self._dialog(lambda: SelectDialog(title, options, timeout=timeout, signal=signal))
+        return await self.dialog(lambda: SelectDialog(title, options, timeout=timeout, signal=signal))
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
         from .screens.confirm_dialog import ConfirmDialog
 
         if signal is not None and getattr(signal, "aborted", False):
             return False
-        return bool(await self._dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
+        return bool(await self.dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
                     signal: Any = None) -> str | None:
@@ -75,7 +75,7 @@ class TuiUI(NullUI):
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
-        return await self._dialog(lambda: InputDialog(title, placeholder, timeout=timeout, signal=signal))
+        return await self.dialog(lambda: InputDialog(title, placeholder, timeout=timeout, signal=signal))
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
                      signal: Any = None) -> str | None:
@@ -83,7 +83,7 @@ class TuiUI(NullUI):
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
-        return await self._dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
+        return await self.dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
 
     async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
         """Replace the editor with ``factory(app, theme, keybindings, done)`` until ``done(value)``."""

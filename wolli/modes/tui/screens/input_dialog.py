@@ -10,9 +10,10 @@ from .dialog_base import TimedDialog
 
 
 class InputDialog(TimedDialog[str | None]):
-    def __init__(self, title: str, placeholder: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, title: str, placeholder: str | None = None, *, value: str = "", password: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(title, **kwargs)
-        self.field = Input(placeholder=placeholder or "", id="dialog-input")
+        self.field = Input(value=value, placeholder=placeholder or "", password=password, id="dialog-input")
 
     def body(self):  # type: ignore[no-untyped-def]
         yield self.field

@@ -7,8 +7,10 @@ decides what that means (a prompt, steering while the agent works, a command, ``
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from textual import events
 from textual.message import Message
@@ -19,16 +21,25 @@ from ..history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
 _PASTE_MARK = re.compile(r"\[paste #(\d+) \+\d+ lines\]")
+_IMAGE_MARK = re.compile(r"\[image #(\d+)\]")
 
 
 class PromptEditor(TextArea):
     @dataclass
     class Submitted(Message):
         text: str
+        images: list[Any] = field(default_factory=list)
 
     @dataclass
     class FollowUp(Message):
         text: str
+        images: list[Any] = field(default_factory=list)
+
+    @dataclass
+    class ImagePasted(Message):
+        """An image to attach: a pasted image file's path, or None for the clipboard (Ctrl+V)."""
+
+        path: str | None
 
     @dataclass
     class CompletionWanted(Message):
@@ -52,8 +63,12 @@ class PromptEditor(TextArea):
         self.submit_keys = set(keys["tui.input.submit"])
         self.newline_keys = set(keys["tui.input.newLine"])
         self.follow_up_keys = set(keys["app.message.followUp"])
+        self.paste_image_keys = set(keys.get("app.clipboard.pasteImage", ()))
         self.pastes: dict[int, str] = {}
         self._paste_count = 0
+        self.images: dict[int, Any] = {}  # ImageContent by the number in its [image #N] marker
+        self._image_count = 0
+        self.cwd = os.getcwd()  # where a pasted relative path is looked up (the app sets it)
 
     # ------------------------------------------------------------------ keys
 
@@ -79,6 +94,10 @@ class PromptEditor(TextArea):
         if key in self.follow_up_keys:
             self._consume(event)
             self._send(self.FollowUp)
+            return
+        if key in self.paste_image_keys:
+            self._consume(event)
+            self.post_message(self.ImagePasted(None))
             return
         if key == "up" and self.cursor_location[0] == 0:
             previous = self.prompt_history.previous(self.text)
@@ -115,17 +134,27 @@ class PromptEditor(TextArea):
 
     def _send(self, message_type: type[Message]) -> None:
         text = self.expanded_text()
-        if not text.strip():
+        images = [self.images[n] for n in dict.fromkeys(int(m) for m in _IMAGE_MARK.findall(self.text))
+                  if n in self.images]
+        if not text.strip() and not images:
             return
         if text.startswith("/"):  # an accepted completion leaves a space after the arguments
             text = text.rstrip()
         self.prompt_history.add(text)
         self.clear_all()
-        self.post_message(message_type(text))  # type: ignore[call-arg]
+        self.post_message(message_type(text, images))  # type: ignore[call-arg]
 
     # ------------------------------------------------------------------ pastes
 
     async def _on_paste(self, event: events.Paste) -> None:
+        from ..image_paste import image_path_in
+
+        image = image_path_in(event.text, self.cwd)
+        if image is not None:  # a dropped or pasted image file: attach it, not its path
+            event.prevent_default()
+            event.stop()
+            self.post_message(self.ImagePasted(str(image)))
+            return
         lines = event.text.count("\n") + 1
         if lines > PASTE_COLLAPSE_LINES:
             event.prevent_default()
@@ -140,6 +169,13 @@ class PromptEditor(TextArea):
         """The text with every collapsed paste marker replaced by what was pasted."""
         return _PASTE_MARK.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
 
+    def attach_image(self, image: Any) -> None:
+        """Keep ``image`` for the next send and show ``[image #N]`` where the cursor is."""
+        self._image_count += 1
+        self.images[self._image_count] = image
+        self.insert(f"[image #{self._image_count}]")
+
     def clear_all(self) -> None:
         self.text = ""
         self.pastes.clear()
+        self.images.clear()

@@ -62,3 +62,13 @@ class CustomMessageView(Static):
             text.append(content_text(message.content) if not isinstance(message.content, str) else message.content)
             body = text
         super().__init__(body)
+
+
+class InfoView(Static):
+    """What ``/session``, ``/hotkeys`` and ``/extensions`` show: a titled block of text."""
+
+    DEFAULT_CLASSES = "info-block"
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(text, markup=False)
+        self.border_title = title

@@ -84,6 +84,11 @@ class ToolRow(Vertical):
             self.expanded = expanded
             self._render_body(partial=self.state == RUNNING)
 
+    def on_click(self, event: Any) -> None:
+        """A click expands or collapses this row alone (Ctrl+O does every row)."""
+        event.stop()
+        self.set_expanded(not self.expanded)
+
     def set_state(self, state: str) -> None:
         self.remove_class(f"tool-{self.state}")
         self.state = state
