@@ -82,7 +82,7 @@ async def test_parallel_batch_orders_starts_ends_and_results(faux):
     assert last_start < min(rec.events.index(e) for e in ends)  # all preflighted first
     assert log[:3] == ["start a", "start b", "start c"]  # and really concurrent
 
-    # result messages come after every end event, in source order
+    # result messages in source order: here the first call ends last, so all follow every end
     result_starts = [e for e in rec.of("message_start") if e.message.role == "toolResult"]
     assert [e.message.tool_call_id for e in result_starts] == ["a", "b", "c"]
     assert rec.events.index(result_starts[0]) > max(rec.events.index(e) for e in ends)
@@ -90,6 +90,33 @@ async def test_parallel_batch_orders_starts_ends_and_results(faux):
     assert [r.tool_call_id for r in tool_results(faux.contexts[1])] == ["a", "b", "c"]
     assert [r.content[0].text for r in tool_results(faux.contexts[1])] == ["did a", "did b", "did c"]
     assert ends[0].result.content[0].text == "did c" and ends[0].is_error is False
+
+
+async def test_a_finished_result_is_delivered_while_a_later_sibling_still_runs(faux):
+    """The session saves what message_end carries: a crash mid-batch must not lose a result
+    that was already done (issue: crash safety)."""
+    from tests.unit._agent_loop_helpers import wait_until
+
+    released = asyncio.Event()
+
+    async def execute(tool_call_id, params, signal, on_update, ctx):
+        if tool_call_id == "slow":
+            await released.wait()
+        return text_result(f"did {tool_call_id}")
+
+    faux.push([faux_tool_call("job", {}, id="fast"), faux_tool_call("job", {}, id="slow")], "finished")
+    agent = make_agent(faux, [make_tool("job", execute)])
+    rec = Recorder(agent)
+    task = asyncio.ensure_future(agent.prompt("go"))
+    await wait_until(lambda: any(e.type == "message_end" and e.message.role == "toolResult" for e in rec.events),
+                     5, "the fast result delivered")
+    ended = [e.tool_call_id for e in rec.of("tool_execution_end")]
+    assert ended == ["fast"]  # the slow one is still running
+    released.set()
+    await run(task)
+    results = [e.message.tool_call_id for e in rec.of("message_end") if e.message.role == "toolResult"]
+    assert results == ["fast", "slow"]
+    assert [r.tool_call_id for r in tool_results(faux.contexts[1])] == ["fast", "slow"]
 
 
 def interleaving_tool(log: list[str], name: str = "tick", **kwargs):

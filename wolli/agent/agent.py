@@ -316,13 +316,13 @@ class Agent:
                             after_tool_call=self.after_tool_call,
                             sequential=self.tool_execution == "sequential",
                             tool_context=self.tool_context,
+                            on_result=lambda result: self._push(result, new_messages),
                         )
                     except TurnAborted as exc:
                         aborted_turn = True
                         reason, results = exc.args
                         self.state.error = reason
                     self.state.pending_tool_calls.clear()
-                    results = [await self._push(result, new_messages) for result in results]
                 await self._emit(TurnEndEvent(turn_index, assistant, results))
                 turn_index += 1
                 if signal.aborted or aborted_turn or terminate:

@@ -305,10 +305,15 @@ async def execute_tool_calls(
     after_tool_call: AfterToolCall | None,
     sequential: bool,
     tool_context: Any,
+    on_result: Callable[[ToolResultMessage], Awaitable[Any]] | None = None,
 ) -> tuple[list[ToolResultMessage], bool]:
     """Run every tool call of ``assistant``. Returns (results in source order, terminate).
 
-    Raises :class:`TurnAborted` (carrying the results) when an interceptor aborted the turn.
+    ``on_result`` receives each result message in source order as soon as it and every one
+    before it are done (so the session saves a finished result while a sibling still runs,
+    and a crash loses only unfinished work); what it returns stands for the message in the
+    results. Raises :class:`TurnAborted` (carrying the results) when an interceptor aborted
+    the turn.
     """
     batch = _Batch(assistant, tools, signal, emit, before_tool_call, after_tool_call, tool_context)
     calls = assistant.tool_calls()
@@ -316,37 +321,55 @@ async def execute_tool_calls(
         (tool := batch.by_name.get(call.name)) is not None and tool.execution == "sequential" for call in calls
     )
     planned: list[_Planned] = []
+    delivered: list[ToolResultMessage] = []
+    done: set[int] = set()
+    lock = asyncio.Lock()
+
+    async def deliver_ready() -> None:
+        async with lock:  # one in-order delivery at a time, whichever tool finished
+            while len(delivered) < len(planned) and id(planned[len(delivered)]) in done:
+                message = _result_message(planned[len(delivered)])
+                delivered.append(await on_result(message) if on_result is not None else message)
+
+    async def run(plan: _Planned) -> None:
+        await batch.run(plan)
+        done.add(id(plan))
+        await deliver_ready()
+
     batch.watchdog = _Watchdog(signal)
     try:
         if sequential:
             for call in calls:
                 plan = await batch.preflight(call)
                 planned.append(plan)
-                await batch.run(plan)
+                await run(plan)
         else:
             for call in calls:
                 planned.append(await batch.preflight(call))
-            outcomes = await asyncio.gather(*(batch.run(plan) for plan in planned), return_exceptions=True)
+            outcomes = await asyncio.gather(*(run(plan) for plan in planned), return_exceptions=True)
             failures = [o for o in outcomes if isinstance(o, BaseException)]
             if failures:  # a listener raised: every sibling has settled, now surface it
                 raise failures[0]
     finally:
         batch.watchdog.close()
 
-    results = [
-        ToolResultMessage(
-            tool_call_id=p.call.id,
-            tool_name=p.call.name,
-            content=list(p.result.content) if p.result else [],
-            details=p.result.details if p.result else None,
-            is_error=p.is_error,
-        )
-        for p in planned
-    ]
+    for plan in planned:  # settled but not delivered (a sibling failed to deliver): in order now
+        done.add(id(plan))
+    await deliver_ready()
     terminate = bool(planned) and all(p.result is not None and p.result.terminate and not p.is_error for p in planned)
     if batch.abort_reason is not None:
-        raise TurnAborted(batch.abort_reason, results)
-    return results, terminate
+        raise TurnAborted(batch.abort_reason, delivered)
+    return delivered, terminate
+
+
+def _result_message(plan: _Planned) -> ToolResultMessage:
+    return ToolResultMessage(
+        tool_call_id=plan.call.id,
+        tool_name=plan.call.name,
+        content=list(plan.result.content) if plan.result else [],
+        details=plan.result.details if plan.result else None,
+        is_error=plan.is_error,
+    )
 
 
 def validate_patched(tool: ToolDefinition, patched: dict[str, Any]) -> Any:

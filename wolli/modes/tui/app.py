@@ -205,6 +205,12 @@ class WolliApp(App[int]):
 
         self.run_worker(attach_pasted_image(self, message.path), group="image")
 
+    def on_prompt_editor_completion_wanted(self, message: PromptEditor.CompletionWanted) -> None:
+        self.completion.wanted(message.force)
+
+    def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
+        self.completion.key(message.action)
+
     def _send(self, text: str, follow_up: bool, images: list[Any] | None = None) -> None:
         if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up
             self.exit(0)

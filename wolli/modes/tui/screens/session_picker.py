@@ -132,13 +132,18 @@ class SessionPicker(PickerScreen):
         self._update_title()
         self.refill(keep=self.highlighted_value())
 
+    def _highlighted(self) -> tuple[Any, Any]:
+        """(file, SessionInfo) of the highlighted row, or (None, None)."""
+        path = self.highlighted_value()
+        info = next((s for s in self.sessions + self.found_in_content if s.path == path), None)
+        return path, info
+
     def action_rename(self) -> None:
         from .input_dialog import InputDialog
 
-        path = self.highlighted_value()
-        if path is None:
+        path, info = self._highlighted()
+        if info is None:
             return
-        info = next(s for s in self.sessions + self.found_in_content if s.path == path)
 
         def renamed(name: str | None) -> None:
             if not name or not name.strip():
@@ -156,10 +161,9 @@ class SessionPicker(PickerScreen):
     def action_delete(self) -> None:
         from .confirm_dialog import ConfirmDialog
 
-        path = self.highlighted_value()
-        if path is None:
+        path, info = self._highlighted()
+        if info is None:
             return
-        info = next(s for s in self.sessions + self.found_in_content if s.path == path)
 
         def confirmed(yes: bool | None) -> None:
             if not yes:
