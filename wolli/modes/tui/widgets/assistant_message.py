@@ -42,12 +42,18 @@ class AssistantMessageView(Vertical):
         if not self._ready:
             self.pending_message = message
             return
-        for index, block in enumerate(getattr(message, "content", []) or []):
+        content = getattr(message, "content", []) or []
+        for index, block in enumerate(content):
             kind = getattr(block, "type", None)
             if kind == "text":
                 self._sync_text(index, block.text, final)
             elif kind == "thinking":
                 self._sync_thinking(index, block.thinking)
+        # A thinking block followed by another block (or the end) is complete: its rows kept
+        # for growth go.
+        for index, (widget, _) in self._blocks.items():
+            if isinstance(widget, ThinkingBlock) and (final or index < len(content) - 1):
+                widget.settle()
 
     def _sync_text(self, index: int, text: str, final: bool = False) -> None:
         known = self._blocks.get(index)
@@ -68,7 +74,7 @@ class AssistantMessageView(Vertical):
             if len(text) > shown or final:
                 widget.update_text(text, final=final)
         elif len(text) > shown:
-            widget.append(text[shown:])
+            widget.append_text(text[shown:])
         self._blocks[index] = (widget, len(text))
 
     def _sync_thinking(self, index: int, text: str) -> None:

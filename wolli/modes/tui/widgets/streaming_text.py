@@ -65,7 +65,7 @@ class StreamingText(Vertical):
                 self.markdown = ThemedMarkdown(chunk)
                 self.mount(self.markdown, before=self.tail)
             else:
-                self.markdown.append(chunk)
+                self.markdown.append_text(chunk)
             self.settled = cut
         if final:
             self.final = True
