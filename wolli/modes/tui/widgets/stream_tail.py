@@ -44,7 +44,7 @@ def wrap_row(text: str, width: int) -> list[str]:
     return rows
 
 
-RESERVE_ROWS = 3  # blank rows kept below streaming text: one layout per 4 new rows, not per row
+RESERVE_ROWS = 6  # blank rows kept below streaming text: one layout per 7 new rows, not per row
 
 
 class StreamTail(Widget):
