@@ -12,7 +12,6 @@ from typing import Any
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from .markdown_view import ThemedMarkdown
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 
@@ -61,6 +60,8 @@ class AssistantMessageView(Vertical):
             if not text.strip():
                 return
             if final:  # history, or an answer that arrived in one piece: plain markdown
+                from .markdown_view import ThemedMarkdown  # markdown-it and Textual's Markdown: ~50 ms
+
                 widget: Any = ThemedMarkdown(text)
             else:
                 widget = StreamingText()
@@ -112,4 +113,4 @@ class AssistantMessageView(Vertical):
     @property
     def markdown_text(self) -> str:
         return "".join(getattr(w, "source", "") for w, _ in self._blocks.values()
-                       if isinstance(w, ThemedMarkdown | StreamingText))
+                       if not isinstance(w, ThinkingBlock))

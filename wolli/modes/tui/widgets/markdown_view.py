@@ -20,17 +20,15 @@ class ThemedMarkdown(Markdown):
     BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "fence": ThemedFence, "code_block": ThemedFence}
 
     def __init__(self, markdown: str | None = None) -> None:
-        # All text goes in through ``append``: an append after Markdown's own first parse
-        # mistakes the first new block for the continuation of the last one (a list after a
-        # paragraph took the paragraph's place).
-        super().__init__()
-        self._parsed = False  # Markdown's (empty) first parse is done: appends can start
+        # A finished text (history, an answer that arrived whole) is parsed by Markdown itself
+        # as it mounts (in a thread). A streamed one starts empty and grows through ``append``:
+        # an append after Markdown's own first parse mistakes the first new block for the
+        # continuation of the last one (a list after a paragraph took the paragraph's place).
+        super().__init__(markdown)
+        self._parsed = False  # Markdown's first parse is done: appends can start
         self._appending = False
-        self._held = markdown or ""  # text waiting for the append in progress
-
-    @property
-    def source(self) -> str:
-        return super().source + self._held
+        self._held = ""  # text waiting for the append in progress
+        self._whole = bool(markdown)  # made with text: more text re-parses the whole
 
     def on_mount(self) -> None:
         # Markdown's own mount handler has parsed the first text by now.
@@ -53,6 +51,9 @@ class ThemedMarkdown(Markdown):
         try:
             while self._held:
                 held, self._held = self._held, ""
-                await self.append(held)
+                if self._whole:
+                    await self.update(super().source + held)
+                else:
+                    await self.append(held)
         finally:
             self._appending = False

@@ -8,7 +8,6 @@ from one segment (a Static re-rendered its text through Rich on every tick, ~2 m
 from __future__ import annotations
 
 import time
-
 from typing import Any
 
 from rich.cells import cell_len
