@@ -8,7 +8,7 @@ grow with the length of the conversation.
 
 History (a resumed or switched-to session) starts with fewer rows, ``HISTORY_WINDOW``: mounting
 and styling rows is most of the time a resume takes, and a screenful is what is seen. If they do
-not fill the screen, the previous page is mounted at once.
+not fill the screen, a few more are mounted until they do.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from textual.widgets import Static
 MAX_MOUNTED = 24
 PAGE = 20
 HISTORY_WINDOW = 10  # rows of history mounted at first (a screen of answers; more as it scrolls)
+FILL_STEP = 6  # rows added at a time while the history does not fill the screen
 
 
 class Transcript(VerticalScroll):
@@ -92,7 +93,7 @@ class Transcript(VerticalScroll):
         if not all(widget.is_mounted for widget in self.mounted):
             self.call_after_refresh(self._fill_screen)  # not laid out yet
         elif self.max_scroll_y == 0:
-            self.show_earlier()
+            self.show_earlier(FILL_STEP)
             self.call_after_refresh(self._fill_screen)
 
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
@@ -119,11 +120,11 @@ class Transcript(VerticalScroll):
         else:
             self.more.display = False
 
-    def show_earlier(self) -> int:
-        """Mount the previous page of rows above the window; returns how many."""
+    def show_earlier(self, count: int = PAGE) -> int:
+        """Mount the previous ``count`` rows above the window; returns how many."""
         if not self.first_mounted:
             return 0
-        start = max(0, self.first_mounted - PAGE)
+        start = max(0, self.first_mounted - count)
         widgets = [build() for build in self.items[start : self.first_mounted]]
         self.mount_all(widgets, after=self.more)
         self.mounted[:0] = widgets
