@@ -176,7 +176,10 @@ async def test_resumed_history_mounts_a_screenful_and_fills_a_tall_screen(make_a
     async with running(short, (100, 30)) as pilot:
         await wait_until(lambda: short.transcript.mounted, 5, "the history")
         await pilot.pause()
-        assert len(short.transcript.mounted) == HISTORY_WINDOW  # a screenful, not MAX_MOUNTED
+        from wolli.modes.tui.widgets.simple_messages import NoticeView
+
+        history = [w for w in short.transcript.mounted if not isinstance(w, NoticeView)]  # not the start-up summary
+        assert len(history) == HISTORY_WINDOW  # a screenful, not MAX_MOUNTED
         assert "answer 39" in short.query(AssistantMessageView).last().markdown_text
     tall = make_app(session=session_id)
     async with running(tall, (100, 90)) as pilot:  # ten rows do not fill 90 lines: a page more
