@@ -22,8 +22,9 @@ Modes:
   -p, --print               answer once and print the final text
   --plain                   line mode: an inline prompt, answers in the terminal's scrollback
                             (also when the full-screen app cannot run, e.g. TERM=dumb)
-  --mode tui|plain|print|json|rpc  json: every event as one JSON line
-  --full-updates            json: each message_update also carries the whole partial
+  --mode tui|plain|print|json|rpc  json: every event as one JSON line; rpc: JSON commands on
+                            stdin, responses and events on stdout (docs/rpc.md)
+  --full-updates            json/rpc: each message_update also carries the whole partial
                             message (pi's shape; costs O(n^2) output, see docs/events.md)
 
 Model:
@@ -278,8 +279,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_json(startup_request(args, mode), full_updates=args.full_updates)
     if mode == "rpc":
-        print("wolli: --mode rpc is not available in this version yet; use -p or --mode json.", file=sys.stderr)
-        return 2
+        if args.messages or args.files:
+            print("wolli: --mode rpc takes its prompts as JSON commands on stdin (see docs/rpc.md), "
+                  "not as arguments", file=sys.stderr)
+            return 2
+        from .modes.rpc.server import run_rpc
+
+        request = startup_request(args, mode)
+        request.require_model = False  # a client may pick one with set_model
+        return run_rpc(request, full_updates=args.full_updates)
     if mode == "plain":
         from .modes.line import run_line
 

@@ -9,6 +9,7 @@ untouched; nothing outside the working directory is ever written.
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -50,6 +51,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 @example({"path": "f.txt", "edits": [{"old_text": "alpha = 1", "new_text": "x"}]})  # two places
 @example({"path": "f.txt", "edits": [{"old_text": "beta = 2", "new_text": "b"}, {"old_text": "gamma", "new_text": "g"}]})
 @example({"path": "f.txt", "edits": '[{"oldText": "beta = 2", "newText": "B"}]'})
+@example({"path": "f.txt", "old_text": "gamma  = 3", "new_text": "\r"})  # a bare CR before the file's LF
 def test_edit_is_correct_or_one_clear_error_and_writes_nothing_else(tmp_path_factory, args) -> None:
     root = tmp_path_factory.mktemp("fuzz")
     work, outside = root / "work", root / "outside"
@@ -77,4 +79,7 @@ def test_edit_is_correct_or_one_clear_error_and_writes_nothing_else(tmp_path_fac
     new = target.read_bytes().decode()
     validated = tool.validate(args)
     for block in validated.edits:
-        assert block.new_text.replace("\r\n", "\n") in new.replace("\r\n", "\n")
+        # The new text is there with its line breaks in the file's style (CRLF or LF); a bare
+        # CR is a character like any other, even where a LF follows it in the file.
+        pattern = r"\r?\n".join(re.escape(part) for part in re.split(r"\r?\n", block.new_text))
+        assert re.search(pattern, new), (block.new_text, new)

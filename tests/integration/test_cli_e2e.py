@@ -128,8 +128,8 @@ def test_an_unknown_option_is_an_error_and_nothing_is_sent(project, wolli_home, 
 def test_the_tui_without_a_terminal_and_rpc_mode_say_what_to_do(project):
     tui = wolli([], project)
     assert tui.returncode == 2 and "needs a terminal" in tui.stderr and "-p" in tui.stderr
-    rpc = wolli(["--mode", "rpc"], project)
-    assert rpc.returncode == 2 and "rpc" in rpc.stderr
+    rpc = wolli(["--mode", "rpc", "hello"], project)  # prompts come as commands on stdin
+    assert rpc.returncode == 2 and "JSON commands on stdin" in rpc.stderr and rpc.stdout == ""
 
 
 def test_version_and_bad_options(project):

@@ -5,15 +5,18 @@ Run: ``python tests/perf/bench_tui.py [--runs 3] [--pairs 2000]``. Prints median
 Figures (DESIGN.md §9, issue 11):
 
 * **first frame**: from building the app to its first paint, and to the session being ready
-  (the runtime is imported after the first frame);
+  (the runtime is imported after the first frame); again with ten extensions in the agent home
+  (each registers a tool, a command, a flag and three handlers: ``bench_extensions.py``'s);
 * **stream 500 @ max**: last of 500 streamed tokens on screen after the first;
 * **stream 5 s @ 100/s**: CPU of the whole process while 500 tokens stream at 100 tokens/s,
   and how many frames it drew;
-* **idle**: CPU over 2 s with nothing happening (should be 0: no timers run);
+* **idle**: CPU over 2 s with nothing happening (should be 0: no timers run), and with the
+  working indicator on (its spinner ticks ten times a second: the cost of one tick);
 * **resume N pairs**: opening a saved session of N user/assistant pairs until its last answer
   is mounted, and the peak RSS;
 * **frame cost with 20 / N messages**: CPU per frame while streaming into a transcript that
-  already holds 20 or N messages (flat when the window bounding works).
+  already holds 20 or N messages (flat when the window bounding works), from the first frame to
+  the end of the answer (the request built from the whole history comes before it).
 
 The end-to-end figures (a real terminal, process start included, beside pi and Claude Code)
 come from ``tests/perf/terminal/run_peers.sh wolli``; this script is the quick in-process view.
@@ -100,14 +103,25 @@ async def _stream(cwd: str, faux, tokens: int, rate: float | None) -> tuple[floa
     return seen["last"] - seen["first"], cpu, frames
 
 
-async def _idle(cwd: str) -> float:
+async def _idle(cwd: str, working: bool = False) -> float:
     app = _make_app(cwd)
     async with app.run_test(size=(120, 40)):
         await app.controller.ready.wait()
+        if working:  # what a long tool call shows: the spinner and the clock, nothing else moving
+            app.working.start()
         await asyncio.sleep(0.5)
         cpu0 = time.process_time()
         await asyncio.sleep(2.0)
         return 100 * (time.process_time() - cpu0) / 2.0
+
+
+def _with_extensions(count: int) -> Path:
+    """A second WOLLI_HOME with ``count`` extensions (the caller restores the first)."""
+    from tests.perf.bench_extensions import write_extensions
+
+    home = _setup_home()
+    write_extensions(home, count)
+    return home
 
 
 def _write_session(home: Path, cwd: str, pairs: int) -> str:
@@ -156,12 +170,20 @@ def main() -> None:
     frames = [asyncio.run(_first_frame(cwd)) for _ in range(args.runs)]
     rows.append(("first frame (s)", f"{statistics.median(f[0] for f in frames):.3f}"))
     rows.append(("session ready (s)", f"{statistics.median(f[1] for f in frames):.3f}"))
+    _with_extensions(10)
+    frames = [asyncio.run(_first_frame(cwd)) for _ in range(args.runs)]
+    os.environ["WOLLI_HOME"] = str(home)
+    rows.append(("first frame, 10 extensions (s)", f"{statistics.median(f[0] for f in frames):.3f}"))
+    rows.append(("session ready, 10 extensions (s)", f"{statistics.median(f[1] for f in frames):.3f}"))
     fast = [asyncio.run(_stream(cwd, faux, 500, None)) for _ in range(args.runs)]
     rows.append(("500 tokens @ max: last after first (s)", f"{statistics.median(f[0] for f in fast):.3f}"))
     paced = [asyncio.run(_stream(cwd, faux, 500, 100.0)) for _ in range(args.runs)]
     rows.append(("500 tokens @ 100/s: CPU (s)", f"{statistics.median(p[1] for p in paced):.2f}"))
     rows.append(("500 tokens @ 100/s: frames", f"{statistics.median(p[2] for p in paced):.0f}"))
     rows.append(("idle CPU over 2 s (%)", f"{statistics.median(asyncio.run(_idle(cwd)) for _ in range(args.runs)):.2f}"))
+    spinning = statistics.median(asyncio.run(_idle(cwd, working=True)) for _ in range(args.runs))
+    rows.append(("idle CPU, working indicator on (%)", f"{spinning:.2f}"))
+    rows.append(("  per spinner tick, 10 a second (ms)", f"{spinning:.2f}"))  # 1 % = 10 ms/s = 1 ms a tick
 
     small = _write_session(home, cwd, 10)
     large = _write_session(home, cwd, args.pairs)
@@ -178,11 +200,21 @@ def main() -> None:
                 await asyncio.sleep(0.3)
                 faux.tokens_per_second = 400.0
                 faux.push(" ".join(f"w{i}" for i in range(400)))
-                cpu0 = time.process_time()
-                before = app.adapter.batcher.flushes
+                # Counted from the first frame on: what comes before it (building the request
+                # from the whole history, the faux provider's copy of it) is per turn, not per frame.
+                batcher = app.adapter.batcher
+                flush, first = batcher.flush, []
+
+                def timed_flush() -> None:
+                    if not first:
+                        first.append((time.process_time(), batcher.flushes))
+                    flush()
+
+                batcher.flush = timed_flush  # type: ignore[method-assign]
                 await app.controller.session.prompt("more")
                 await pilot.pause()
-                return (time.process_time() - cpu0) * 1000 / max(1, app.adapter.batcher.flushes - before)
+                cpu0, before = first[0]
+                return (time.process_time() - cpu0) * 1000 / max(1, batcher.flushes - before)
 
         per_frame = statistics.median(asyncio.run(streamed_after_resume()) for _ in range(args.runs))
         rows.append((f"CPU per frame while streaming, {label} (ms)", f"{per_frame:.1f}"))

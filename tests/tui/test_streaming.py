@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from wolli.ai.providers.faux import faux_thinking, faux_tool_call
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
@@ -167,3 +169,26 @@ async def test_a_resize_while_streaming_reflows_the_text(make_app, faux):
         assert mounted(app, AssistantMessageView)[-1].markdown_text == words
         transcript = app.transcript
         assert transcript.scroll_y == transcript.max_scroll_y
+
+
+@pytest.mark.parametrize("first", ["", "Sure. Here is the plan:\n\n"])
+async def test_markdown_appended_quickly_shows_each_block_once(make_app, first):
+    from textual.widgets._markdown import MarkdownOrderedList, MarkdownParagraph
+
+    from tests.support.waiting import wait_until
+    from wolli.modes.tui.widgets.markdown_view import ThemedFence, ThemedMarkdown
+
+    app = make_app()
+    async with running(app) as pilot:
+        markdown = ThemedMarkdown(first)  # "": how a streamed answer starts; text: a finished one
+        app.transcript.mount(markdown)
+        # Before it is mounted, and several in a row: what a fast stream does.
+        if not first:
+            markdown.append_text("Sure. Here is the plan:\n\n")
+        markdown.append_text("1. Read `app.py`\n2. Fix the bug\n\n")
+        markdown.append_text("```python\ndef add(a, b):\n    return a + b\n```")
+        await wait_until(lambda: len(markdown.children) >= 3 and not markdown._appending, 5, "the blocks")
+        await pilot.pause()
+        kinds = [type(block) for block in markdown.children]
+        assert kinds == [MarkdownParagraph, MarkdownOrderedList, ThemedFence]
+        assert markdown.source.count("Sure.") == 1

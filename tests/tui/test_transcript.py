@@ -160,3 +160,30 @@ async def test_an_overriding_tool_inherits_the_builtin_header_and_hidden_message
         await wait_until(lambda: len(app.query(CustomMessageView)) == 1, 5, "the shown note")
         await pilot.pause()
         assert [str(v.render()) for v in app.query(CustomMessageView)] == ["[shown]\nshown note"]
+
+
+async def test_resumed_history_mounts_a_screenful_and_fills_a_tall_screen(make_app, faux):
+    from wolli.modes.tui.widgets.transcript import HISTORY_WINDOW
+
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        for i in range(40):
+            faux.push(f"answer {i}")
+            await app.controller.session.prompt(f"question {i}")
+        await pilot.pause()
+        session_id = app.controller.session.session_id
+    short = make_app(session=session_id)
+    async with running(short, (100, 30)) as pilot:
+        await wait_until(lambda: short.transcript.mounted, 5, "the history")
+        await pilot.pause()
+        from wolli.modes.tui.widgets.simple_messages import NoticeView
+
+        history = [w for w in short.transcript.mounted if not isinstance(w, NoticeView)]  # not the start-up summary
+        assert len(history) == HISTORY_WINDOW  # a screenful, not MAX_MOUNTED
+        assert "answer 39" in short.query(AssistantMessageView).last().markdown_text
+    tall = make_app(session=session_id)
+    async with running(tall, (100, 90)) as pilot:  # ten rows do not fill 90 lines: a page more
+        transcript = tall.transcript
+        await wait_until(lambda: len(transcript.mounted) > HISTORY_WINDOW, 5, "the page above")
+        await wait_until(lambda: transcript.max_scroll_y > 0, 5, "a screen filled")
+        assert transcript.hidden_count == len(transcript.items) - len(transcript.mounted)

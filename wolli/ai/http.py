@@ -297,10 +297,19 @@ async def open_stream(
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
-    """The SSE events of a streaming response; a dropped connection becomes an exception."""
+    """The SSE events of a streaming response; a dropped connection becomes an exception.
+
+    One network read can hold hundreds of events, parsed without a pause: the loop gets a
+    turn every few milliseconds, so a front end's input (an abort, a status query) is not
+    kept waiting until the burst ends."""
+    yielded_at = time.monotonic()
     try:
         async for event in iter_sse(response.aiter_lines()):
             yield event
+            now = time.monotonic()
+            if now - yielded_at > 0.001:
+                yielded_at = now
+                await asyncio.sleep(0)
     except (httpx.TransportError, OSError) as exc:
         raise ProviderConnectionError(
             f"Connection lost mid-stream: {type(exc).__name__}: {exc}".rstrip(": "), "stream_cut"

@@ -151,7 +151,7 @@ class ModelRegistry:
         configs = []
         for name, entry in data.get("providers", {}).items():
             try:
-                configs.append(_parse_provider(name, entry, "models.json", errors, f"{path}: providers.{name}"))
+                configs.append(_parse_provider(name, entry, "models.json", errors, f"{path}: providers.{_key(name)}"))
             except ValueError as exc:
                 errors.append(str(exc))
         self._models_json_text = text  # to put line numbers on the problems found later
@@ -175,7 +175,7 @@ class ModelRegistry:
         errors: list[str],
     ) -> None:
         """Merge one provider entry into ``models``; problems go to ``errors``."""
-        where = f"{self.models_path}: providers.{cfg.name}" if cfg.source == "models.json" else (
+        where = f"{self.models_path}: providers.{_key(cfg.name)}" if cfg.source == "models.json" else (
             f"provider '{cfg.name}' (registered by an extension)"
         )
         existing = [key for key in models if key[0] == cfg.name]
@@ -496,6 +496,15 @@ def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where
         else:
             errors.append(f"{where}.models[{position}]: expected an object with at least an \"id\"; skipped")
     return cfg
+
+
+def _key(name: Any) -> str:
+    """A provider name as an error message shows it: as typed, or JSON-quoted when it holds
+    line breaks, control characters or edge spaces (a message stays one line)."""
+    text = str(name)
+    if text and text.isprintable() and text.strip() == text:
+        return text
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _with_models_as_dicts(config: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from ..session.manager import SessionManager
 
 log = logging.getLogger("wolli.runtime")
+# While tokens stream, give the event loop a turn at least this often (seconds).
+YIELD_EVERY_S = 0.001
 Observer = Callable[[Any], Any]
 
 
@@ -91,6 +94,7 @@ class AgentSession:
         self._bash_controller: AbortController | None = None
         self._queue_seen: tuple[list[str], list[str]] = ([], [])
         self._writes_failed = False
+        self._yielded_at = 0.0
         self._custom_system_prompt = options.custom_system_prompt
         self._append_system_prompt = options.append_system_prompt
         self._extra_tools = list(options.extra_tools)
@@ -233,6 +237,12 @@ class AgentSession:
             if self._dispatch.has(kind):
                 await self._dispatch.notify(event, self.handler_context())
             self._deliver(event)
+            now = time.monotonic()
+            if now - self._yielded_at > YIELD_EVERY_S:
+                # A burst of tokens (one network read can hold hundreds) would otherwise keep
+                # the loop from everything else until it ends: a front end's input, an abort.
+                self._yielded_at = now
+                await asyncio.sleep(0)
             return
         if kind == "message_end":
             if self._dispatch.has(kind):
@@ -622,8 +632,11 @@ class AgentSession:
 
     # ------------------------------------------------------------------ user shell commands
 
-    async def run_bash(self, command: str, *, exclude_from_context: bool = False) -> BashExecutionMessage:
-        """``!cmd`` (kept in context) and ``!!cmd`` (shown, never sent to the model)."""
+    async def run_bash(
+        self, command: str, *, exclude_from_context: bool = False, on_output: Callable[[bytes], None] | None = None
+    ) -> BashExecutionMessage:
+        """``!cmd`` (kept in context) and ``!!cmd`` (shown, never sent to the model);
+        ``on_output`` sees the raw output as it comes (RPC's ``bash_execution_update``)."""
         from .user_bash import message_from_result, run_user_bash
 
         self._check_open()
@@ -639,7 +652,8 @@ class AgentSession:
             else:
                 environment = (answer or {}).get("environment") or environment
                 message = await run_user_bash(
-                    environment, command, exclude_from_context=exclude_from_context, signal=controller.signal
+                    environment, command, exclude_from_context=exclude_from_context, signal=controller.signal,
+                    on_output=on_output,
                 )
         finally:
             self._bash_controller = None

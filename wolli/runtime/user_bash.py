@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..agent.messages import BashExecutionMessage
@@ -10,10 +11,12 @@ from ..tools.environment import Environment
 
 
 async def run_user_bash(
-    env: Environment, command: str, *, exclude_from_context: bool = False, signal: Any = None
+    env: Environment, command: str, *, exclude_from_context: bool = False, signal: Any = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> BashExecutionMessage:
-    """Run ``command`` like the bash tool does (same limits, full output file when cut)."""
-    run = await run_bash(env, command, signal=signal)
+    """Run ``command`` like the bash tool does (same limits, full output file when cut);
+    ``on_output`` sees every piece of output as it arrives."""
+    run = await run_bash(env, command, signal=signal, on_chunk=on_output)
     return BashExecutionMessage(
         command=command,
         output=run.text if run.text != "(no output)" else "",

@@ -290,11 +290,13 @@ async def run_bash(
     on_update: Callable[[str, BashToolDetails], None] | None = None,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    on_chunk: Callable[[bytes], None] | None = None,
 ) -> BashRun:
     """Run ``command`` through ``env.exec`` with bounded memory and throttled live updates.
 
     ``on_update(tail_text, details)`` gets the current tail at most every
-    ``UPDATE_INTERVAL`` seconds; it is display-only, so its errors are ignored.
+    ``UPDATE_INTERVAL`` seconds; ``on_chunk(data)`` gets every piece of output as it comes
+    (all of it, even what the tail later drops). Both are display-only: errors are ignored.
     """
     loop = asyncio.get_running_loop()
     output = BashOutput(max_lines, max_bytes)
@@ -316,6 +318,11 @@ async def run_bash(
     def on_data(data: bytes) -> None:
         nonlocal pending
         output.feed(data)
+        if on_chunk is not None:
+            try:
+                on_chunk(data)
+            except Exception:  # a broken display must not break the command
+                pass
         if on_update is None or pending is not None:
             return
         wait = last_emit + UPDATE_INTERVAL - time.monotonic()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
-from .widgets.tool_row import ToolRow
+from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
 
 if TYPE_CHECKING:
@@ -195,8 +195,9 @@ class EventAdapter:
 
         row = ToolRow(call.id, call.name, call.arguments, context=self.app.render_context)
         self.tool_rows[call.id] = row
-        if result is not None:
-            row.pending_result = (ToolResult(content=list(result.content), details=result.details), result.is_error)
+        if result is not None:  # styled as done before it is mounted (a class change restyles it)
+            row.result = ToolResult(content=list(result.content), details=result.details)
+            row.set_state(ERROR if result.is_error else SUCCESS)
         return row
 
     def reset(self) -> None:

@@ -71,6 +71,8 @@ class TuiController:
             await self.send(prompt.text, images=prompt.images)
 
     def _warm_up(self) -> None:
+        from .widgets import markdown_view  # noqa: F401  (answers' markdown: ~50 ms, kept out of the first frame)
+
         session = self.session
         if session is None or session.model is None:
             return

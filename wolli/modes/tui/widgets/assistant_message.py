@@ -12,7 +12,6 @@ from typing import Any
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from .markdown_view import ThemedMarkdown
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 
@@ -42,12 +41,18 @@ class AssistantMessageView(Vertical):
         if not self._ready:
             self.pending_message = message
             return
-        for index, block in enumerate(getattr(message, "content", []) or []):
+        content = getattr(message, "content", []) or []
+        for index, block in enumerate(content):
             kind = getattr(block, "type", None)
             if kind == "text":
                 self._sync_text(index, block.text, final)
             elif kind == "thinking":
                 self._sync_thinking(index, block.thinking)
+        # A thinking block followed by another block (or the end) is complete: its rows kept
+        # for growth go.
+        for index, (widget, _) in self._blocks.items():
+            if isinstance(widget, ThinkingBlock) and (final or index < len(content) - 1):
+                widget.settle()
 
     def _sync_text(self, index: int, text: str, final: bool = False) -> None:
         known = self._blocks.get(index)
@@ -55,6 +60,8 @@ class AssistantMessageView(Vertical):
             if not text.strip():
                 return
             if final:  # history, or an answer that arrived in one piece: plain markdown
+                from .markdown_view import ThemedMarkdown  # markdown-it and Textual's Markdown: ~50 ms
+
                 widget: Any = ThemedMarkdown(text)
             else:
                 widget = StreamingText()
@@ -68,7 +75,7 @@ class AssistantMessageView(Vertical):
             if len(text) > shown or final:
                 widget.update_text(text, final=final)
         elif len(text) > shown:
-            widget.append(text[shown:])
+            widget.append_text(text[shown:])
         self._blocks[index] = (widget, len(text))
 
     def _sync_thinking(self, index: int, text: str) -> None:
@@ -106,4 +113,4 @@ class AssistantMessageView(Vertical):
     @property
     def markdown_text(self) -> str:
         return "".join(getattr(w, "source", "") for w, _ in self._blocks.values()
-                       if isinstance(w, ThemedMarkdown | StreamingText))
+                       if not isinstance(w, ThinkingBlock))

@@ -3,15 +3,19 @@
 A Static re-wraps and re-renders its whole text on every update, so a long paragraph made
 each frame cost more than the last. Here rows that can no longer change (every row but the
 last of a line) are kept, only the last row is wrapped again as text arrives, and drawing uses
-Textual's line API with a per-row cache: a frame draws the rows that changed. The widget lays
-out again only when its row count changes.
+Textual's line API with a per-row cache: a frame marks only the rows that changed as dirty.
+
+Laying out again is the expensive part of a frame (the whole screen is arranged, and the
+transcript, anchored to its end, scrolls and is redrawn: ~12 ms). So while text streams the
+widget keeps ``RESERVE_ROWS`` blank rows below the text and grows only when they are used up,
+which is one layout per few rows instead of one per row. ``settle()`` drops the blank rows.
 """
 
 from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.segment import Segment
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -40,6 +44,9 @@ def wrap_row(text: str, width: int) -> list[str]:
     return rows
 
 
+RESERVE_ROWS = 6  # blank rows kept below streaming text: one layout per 7 new rows, not per row
+
+
 class StreamTail(Widget):
     DEFAULT_CSS = "StreamTail { height: auto; background: $background; }"
 
@@ -52,21 +59,30 @@ class StreamTail(Widget):
         self._last_start = 0
         self._width = 0
         self._strips: dict[int, Strip] = {}
+        self._height = 1  # rows laid out: the text's rows, plus blank ones while it grows
 
     def set_text(self, text: str) -> None:
         width = self.size.width
         if width <= 0 or width != self._width or not text.startswith(self.text):
             self.text = text
             self._rewrap_all(width)
+            self._height = max(1, len(self._rows))
             self.refresh(layout=True)
             return
-        before = len(self._rows)
+        first_changed = max(0, len(self._rows) - 1)  # rows above the last one are final
         self.text = text
         self._rewrap_from_last()
-        if len(self._rows) != before:
+        if len(self._rows) > self._height:
+            self._height = len(self._rows) + RESERVE_ROWS
             self.refresh(layout=True)
         else:
-            self.refresh()
+            self.refresh(Region(0, first_changed, max(1, width), len(self._rows) - first_changed))
+
+    def settle(self) -> None:
+        """The text is complete: give back the blank rows kept for growth."""
+        if self._height != max(1, len(self._rows)):
+            self._height = max(1, len(self._rows))
+            self.refresh(layout=True)
 
     def _rewrap_all(self, width: int) -> None:
         self._width = width
@@ -96,7 +112,8 @@ class StreamTail(Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width != self._width:
             self._rewrap_all(width)
-        return max(1, len(self._rows))
+            self._height = max(1, len(self._rows))
+        return max(self._height, len(self._rows), 1)
 
     def notify_style_update(self) -> None:
         # The theme changed: cached rows carry the old colours (also called while constructing).

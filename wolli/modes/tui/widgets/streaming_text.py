@@ -10,10 +10,14 @@ gains a row. When the answer ends, the tail joins the markdown.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import Vertical
 
-from .markdown_view import ThemedMarkdown
 from .stream_tail import StreamTail
+
+if TYPE_CHECKING:
+    from .markdown_view import ThemedMarkdown
 
 
 def settled_length(text: str) -> int:
@@ -62,10 +66,14 @@ class StreamingText(Vertical):
         if cut > self.settled:
             chunk = text[self.settled : cut]
             if self.markdown is None:
-                self.markdown = ThemedMarkdown(chunk)
+                # Imported with the first finished block, not before the first frame (~50 ms).
+                from .markdown_view import ThemedMarkdown
+
+                self.markdown = ThemedMarkdown()
                 self.mount(self.markdown, before=self.tail)
+                self.markdown.append_text(chunk)
             else:
-                self.markdown.append(chunk)
+                self.markdown.append_text(chunk)
             self.settled = cut
         if final:
             self.final = True

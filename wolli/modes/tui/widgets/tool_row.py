@@ -44,15 +44,10 @@ class ToolRow(Vertical):
         self.header = Static(self._header(), classes="tool-header")
         self.body = Static("", classes="tool-body")
         self.renderer_errors: list[str] = []
-        # (result, is_error) for a row rebuilt from history, applied once mounted.
-        self.pending_result: tuple[ToolResult, bool] | None = None
 
     def on_mount(self) -> None:
-        if self.pending_result is not None:
-            result, is_error = self.pending_result
-            self.pending_result = None
-            self.finish(result, is_error)
-        elif self.result is not None:
+        # A row rebuilt from history (or scrolled back in) has its result and state already.
+        if self.result is not None:
             self._render_body(partial=self.state == RUNNING)
 
     def compose(self):  # type: ignore[override]

@@ -5,6 +5,10 @@ Every row is kept as an item (a function that builds its widget); only the last
 many are hidden; scrolling to the very top (or Ctrl+Home) mounts the previous page. So a
 resumed 2,000-message session mounts a few dozen widgets, and the cost of a frame does not
 grow with the length of the conversation.
+
+History (a resumed or switched-to session) starts with fewer rows, ``HISTORY_WINDOW``: mounting
+and styling rows is most of the time a resume takes, and a screenful is what is seen. If they do
+not fill the screen, a few more are mounted until they do.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from textual.widgets import Static
 
 MAX_MOUNTED = 24
 PAGE = 20
+HISTORY_WINDOW = 10  # rows of history mounted at first (a screen of answers; more as it scrolls)
+FILL_STEP = 6  # rows added at a time while the history does not fill the screen
 
 
 class Transcript(VerticalScroll):
@@ -67,7 +73,7 @@ class Transcript(VerticalScroll):
         """Append rows built only when they come into the mounted window (history)."""
         start = len(self.items)
         self.items.extend(builders)
-        window_start = max(start, len(self.items) - MAX_MOUNTED)
+        window_start = max(start, len(self.items) - HISTORY_WINDOW)
         if window_start > start:  # everything mounted so far scrolls out of the window
             for widget in self.mounted:
                 widget.remove()
@@ -78,6 +84,17 @@ class Transcript(VerticalScroll):
         if widgets:
             self.mount_all(widgets)
         self._trim()
+        self.call_after_refresh(self._fill_screen)
+
+    def _fill_screen(self) -> None:
+        """History that does not fill the screen gets the page above it, until it does."""
+        if not self.first_mounted or not self.size.height:
+            return
+        if not all(widget.is_mounted for widget in self.mounted):
+            self.call_after_refresh(self._fill_screen)  # not laid out yet
+        elif self.max_scroll_y == 0:
+            self.show_earlier(FILL_STEP)
+            self.call_after_refresh(self._fill_screen)
 
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
         """Once a streamed row is complete, say how to build it again from its data."""
@@ -103,11 +120,11 @@ class Transcript(VerticalScroll):
         else:
             self.more.display = False
 
-    def show_earlier(self) -> int:
-        """Mount the previous page of rows above the window; returns how many."""
+    def show_earlier(self, count: int = PAGE) -> int:
+        """Mount the previous ``count`` rows above the window; returns how many."""
         if not self.first_mounted:
             return 0
-        start = max(0, self.first_mounted - PAGE)
+        start = max(0, self.first_mounted - count)
         widgets = [build() for build in self.items[start : self.first_mounted]]
         self.mount_all(widgets, after=self.more)
         self.mounted[:0] = widgets

@@ -1,0 +1,64 @@
+"""Strict JSONL framing of the RPC protocol, shared by the server and ``wolli.rpc_client``.
+
+A record ends at ``\\n`` and nowhere else: a trailing ``\\r`` is dropped (``\\r\\n`` input is
+fine), and ``U+2028``/``U+2029``, legal inside JSON strings, never split a record (Python's
+``str.splitlines`` and Node's ``readline`` would). Splitting happens on bytes, before
+decoding, so a multi-byte character cut between two reads is never damaged.
+
+Written records escape ``U+2028``/``U+2029`` as ``\\u2028``/``\\u2029``: still the same JSON
+value, and a client with a line reader that does split on them keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+class LineSplitter:
+    """Feed it bytes as they arrive; it returns the complete records (without ``\\n``/``\\r``)."""
+
+    def __init__(self) -> None:
+        self._pending = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._pending += data
+        if b"\n" not in data:
+            return []
+        *lines, rest = bytes(self._pending).split(b"\n")
+        self._pending = bytearray(rest)
+        return [_strip_cr(line) for line in lines]
+
+    def finish(self) -> list[bytes]:
+        """The input ended: a last record without its ``\\n`` still counts."""
+        rest, self._pending = bytes(self._pending), bytearray()
+        return [_strip_cr(rest)] if rest.strip() else []
+
+
+def _strip_cr(line: bytes) -> bytes:
+    return line[:-1] if line.endswith(b"\r") else line
+
+
+def encode_record(value: Any) -> bytes:
+    """One JSON record and its ``\\n``, as UTF-8 bytes."""
+    text = _encode(value)
+    if "\u2028" in text or "\u2029" in text:
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (``"\\ud800"`` came in): keep it escaped
+        return (json.dumps(value, separators=(",", ":")) + "\n").encode("ascii")
+
+
+def decode_record(line: bytes) -> Any:
+    """A record's JSON value; ``ValueError`` (with what is wrong) for bad UTF-8 or bad JSON."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the line is not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} at column {exc.colno}") from None

@@ -1,0 +1,57 @@
+"""stdout as the protocol channel: only whole JSON records, whoever else tries to print.
+
+:meth:`ProtocolOutput.take_stdout` keeps a private duplicate of file descriptor 1 for the
+records and points descriptor 1 (and ``sys.stdout``) at stderr, so an extension's ``print``,
+a library's warning or a child process that inherits stdout lands on stderr instead of
+splitting a record. Writes take a lock, because ``ctx.ui`` may be called from a tool's
+worker thread while the loop streams events.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from .framing import encode_record
+
+
+class ProtocolOutput:
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.closed = False
+        # Called once when the reader of stdout went away (the client died).
+        self.on_closed: Callable[[], Any] | None = None
+
+    @classmethod
+    def take_stdout(cls) -> ProtocolOutput:
+        """Own the real stdout; everything else written to descriptor 1 goes to stderr."""
+        sys.stdout.flush()
+        private = os.dup(1)
+        os.set_inheritable(private, False)
+        os.dup2(2, 1)
+        sys.stdout = io.TextIOWrapper(
+            os.fdopen(1, "wb", closefd=False), encoding="utf-8", errors="replace", line_buffering=True
+        )
+        return cls(os.fdopen(private, "wb", buffering=0))
+
+    def send(self, record: Any) -> None:
+        """Write one record (a dict) as one line; silently nothing once the reader is gone."""
+        data = encode_record(record)
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                view = memoryview(data)
+                while view:  # an unbuffered pipe may take a large record in several writes
+                    written = self._stream.write(view)
+                    view = view[written or 0:]
+            except (BrokenPipeError, ConnectionResetError, ValueError, OSError):
+                self.closed = True
+        if self.closed and self.on_closed is not None:
+            callback, self.on_closed = self.on_closed, None
+            callback()

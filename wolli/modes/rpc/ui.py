@@ -1,0 +1,217 @@
+"""``ctx.ui`` over RPC: dialogs become ``extension_ui_request`` records answered by the client.
+
+``select``/``confirm``/``input``/``editor`` write a request with a fresh ``id`` and wait for the
+client's ``extension_ui_response`` with that ``id``. A ``timeout`` (seconds in Python, sent as
+milliseconds like pi) or the abort ``signal`` ends the wait with the dialog's cancel value
+(None, or False for ``confirm``), exactly as in the TUI; so does the end of the process.
+``notify``, ``set_status``, ``set_widget`` (lines only), ``set_title`` and ``set_editor_text``
+are fire-and-forget requests. Everything else is what non-TUI modes do (:class:`NullUI`).
+
+Calls may come from a tool's worker thread: writes are locked by the output, and a dialog
+asked from another thread is awaited on the server's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from ...extensions.ui import NullUI
+from .output import ProtocolOutput
+
+_PLACEMENTS = {"above_editor": "aboveEditor", "below_editor": "belowEditor",
+               "aboveEditor": "aboveEditor", "belowEditor": "belowEditor"}
+_NOTIFY_TYPES = {"info": "info", "warning": "warning", "warn": "warning", "error": "error"}
+
+
+class UiResponseError(ValueError):
+    """An ``extension_ui_response`` the server cannot use (the message says why)."""
+
+
+class RpcUI(NullUI):
+    has_ui = True
+
+    def __init__(self, output: ProtocolOutput) -> None:
+        self.output = output
+        self.loop: asyncio.AbstractEventLoop | None = None  # set by the server once running
+        self._pending: dict[str, tuple[asyncio.Future[Any], Callable[[dict[str, Any]], Any]]] = {}
+        self.closed = False
+
+    # ------------------------------------------------------------------ the client's answers
+
+    def answer(self, response: dict[str, Any]) -> None:
+        """Resolve the dialog an ``extension_ui_response`` answers (on the server's loop)."""
+        request_id = response.get("id")
+        if not isinstance(request_id, str) or not request_id:
+            raise UiResponseError("extension_ui_response needs the string 'id' of the request it answers")
+        pending = self._pending.pop(request_id, None)
+        if pending is None:
+            raise UiResponseError(
+                f"no open dialog has id {request_id!r} (it was answered, timed out or cancelled already)"
+            )
+        future, parse = pending
+        try:
+            value = parse(response)
+        except UiResponseError:
+            self._pending[request_id] = pending  # a wrong answer does not close the dialog
+            raise
+        if not future.done():
+            future.set_result(value)
+
+    def cancel_all(self) -> None:
+        """The process is ending: every open dialog gets its cancel value."""
+        self.closed = True
+        for future, _ in self._pending.values():
+            if not future.done():
+                future.cancel()
+        self._pending.clear()
+
+    # ------------------------------------------------------------------ dialogs
+
+    async def _dialog(
+        self, fields: dict[str, Any], cancel_value: Any, parse: Callable[[dict[str, Any]], Any],
+        timeout: float | None, signal: Any,
+    ) -> Any:
+        running = asyncio.get_running_loop()
+        if self.loop is not None and running is not self.loop:  # asked from a worker thread's loop
+            future = asyncio.run_coroutine_threadsafe(
+                self._dialog(fields, cancel_value, parse, timeout, signal), self.loop)
+            return await asyncio.wrap_future(future)
+        if self.closed or (signal is not None and getattr(signal, "aborted", False)):
+            return cancel_value
+        request_id = str(uuid.uuid4())
+        answer: asyncio.Future[Any] = running.create_future()
+        self._pending[request_id] = (answer, parse)
+        def aborted() -> None:  # the signal may fire on any thread
+            running.call_soon_threadsafe(_cancel, answer)
+
+        remove_listener = _on_abort(signal, aborted)
+        record: dict[str, Any] = {"type": "extension_ui_request", "id": request_id, **fields}
+        if timeout is not None and timeout > 0:
+            record["timeout"] = int(timeout * 1000)
+        try:
+            self.output.send(record)
+            return await asyncio.wait_for(answer, timeout if timeout and timeout > 0 else None)
+        except (TimeoutError, asyncio.CancelledError):
+            if not answer.cancelled() and answer.done():
+                return answer.result()
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # the caller itself was cancelled
+                raise
+            return cancel_value
+        finally:
+            self._pending.pop(request_id, None)
+            remove_listener()
+
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+        labels = [_label(o) for o in options]
+
+        def parse(response: dict[str, Any]) -> Any:
+            if response.get("cancelled") is True:
+                return None
+            value = _string_value(response)
+            if value not in labels:
+                raise UiResponseError(f"{value!r} is not one of the options {labels}")
+            return _option_value(options[labels.index(value)])
+
+        return await self._dialog({"method": "select", "title": title, "options": labels}, None, parse,
+                                  timeout, signal)
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+        def parse(response: dict[str, Any]) -> bool:
+            if response.get("cancelled") is True:
+                return False
+            confirmed = response.get("confirmed")
+            if not isinstance(confirmed, bool):
+                raise UiResponseError("a confirm dialog is answered with 'confirmed': true/false or 'cancelled': true")
+            return confirmed
+
+        return bool(await self._dialog({"method": "confirm", "title": title, "message": message}, False, parse,
+                                       timeout, signal))
+
+    async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
+                    signal: Any = None) -> str | None:
+        fields: dict[str, Any] = {"method": "input", "title": title}
+        if placeholder is not None:
+            fields["placeholder"] = placeholder
+        return await self._dialog(fields, None, _text_answer, timeout, signal)
+
+    async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
+                     signal: Any = None) -> str | None:
+        fields: dict[str, Any] = {"method": "editor", "title": title}
+        if prefill is not None:
+            fields["prefill"] = prefill
+        return await self._dialog(fields, None, _text_answer, timeout, signal)
+
+    # ------------------------------------------------------------------ fire and forget
+
+    def _tell(self, method: str, **fields: Any) -> None:
+        record = {"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method}
+        record.update({k: v for k, v in fields.items() if v is not None})
+        self.output.send(record)
+
+    def notify(self, message: str, level: str = "info") -> None:
+        self._tell("notify", message=str(message), notifyType=_NOTIFY_TYPES.get(level, "info"))
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._tell("setStatus", statusKey=key, statusText=None if text is None else str(text))
+
+    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+        if content is None:
+            lines = None
+        elif isinstance(content, str):
+            lines = content.splitlines()
+        elif isinstance(content, list | tuple) and all(isinstance(line, str) for line in content):
+            lines = list(content)
+        else:  # a component factory: nothing to show without a screen (pi does the same)
+            return
+        self._tell("setWidget", widgetKey=key, widgetLines=lines,
+                   widgetPlacement=_PLACEMENTS.get(placement, "aboveEditor"))
+
+    def set_title(self, text: str) -> None:
+        self._tell("setTitle", title=str(text))
+
+    def set_editor_text(self, text: str) -> None:
+        self._tell("set_editor_text", text=str(text))
+
+    def paste_to_editor(self, text: str) -> None:
+        self.set_editor_text(text)
+
+    def set_theme(self, theme: Any) -> dict[str, Any]:
+        return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui'), not in rpc mode"}
+
+
+def _label(option: Any) -> str:
+    if isinstance(option, dict):
+        return str(option.get("label") or option.get("title") or option.get("value"))
+    return str(option)
+
+
+def _option_value(option: Any) -> Any:
+    return option["value"] if isinstance(option, dict) and "value" in option else option
+
+
+def _string_value(response: dict[str, Any]) -> str:
+    value = response.get("value")
+    if not isinstance(value, str):
+        raise UiResponseError("this dialog is answered with a string 'value' or 'cancelled': true")
+    return value
+
+
+def _text_answer(response: dict[str, Any]) -> str | None:
+    return None if response.get("cancelled") is True else _string_value(response)
+
+
+def _cancel(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.cancel()
+
+
+def _on_abort(signal: Any, callback: Callable[[], None]) -> Callable[[], None]:
+    add = getattr(signal, "add_listener", None)
+    if add is None:
+        return lambda: None
+    remove = add(callback)
+    return remove if callable(remove) else (lambda: None)
