@@ -83,3 +83,12 @@ async def test_an_extension_provider_joins_the_stack(line, faux):
     term = await line(code={"issues": PROVIDER})
     found = await _completions(term, "fix #iss")
     assert found == ["#issue-42 "]
+
+
+async def test_enter_on_an_open_menu_takes_the_first_suggestion_unless_the_word_is_it(line, faux):
+    term = await line(code={"deployer": ARGS})
+    found = await _completions(term, "/dep")
+    assert found[0] == "/deploy "
+    term.type("\r")  # nothing highlighted: the first suggestion, not a prompt "/dep"
+    await wait_until(lambda: _buffer(term).text == "/deploy ", what="the completed command")
+    assert faux.pending == 0 and not faux.contexts

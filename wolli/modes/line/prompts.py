@@ -52,6 +52,14 @@ def main_key_bindings(actions: dict[str, Callable[[], Coroutine[Any, Any, None]]
         if state is not None and state.current_completion is not None:
             buffer.apply_completion(state.current_completion)
             return
+        if state is not None and state.completions:
+            # A menu is open and nothing chosen: Enter takes the first suggestion unless the
+            # word is already it (as in the TUI), so "/sess" runs /session, not a prompt.
+            first = state.completions[0]
+            typed = buffer.document.text_before_cursor[len(buffer.document.text_before_cursor) + first.start_position:]
+            if first.text.rstrip() != typed:
+                buffer.apply_completion(first)
+                return
         buffer.validate_and_handle()
 
     @keys.add("c-j")
