@@ -77,6 +77,7 @@ class LoopbackServer:
         self._replies: deque[Reply | Handler] = deque()
         self._random = random.Random(seed)
         self._closed = threading.Event()
+        self._conns: set[socket.socket] = set()  # open client connections, closed with the server
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, name="loopback", daemon=True)
         self._thread.start()
@@ -112,6 +113,11 @@ class LoopbackServer:
             self._sock.close()
         except OSError:
             pass
+        for conn in list(self._conns):  # kept-alive connections: their handler threads end too
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> LoopbackServer:
         return self
@@ -131,6 +137,7 @@ class LoopbackServer:
 
     def _handle(self, conn: socket.socket) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._conns.add(conn)
         try:
             reader = conn.makefile("rb")
             while True:
@@ -149,6 +156,7 @@ class LoopbackServer:
         except OSError:
             pass
         finally:
+            self._conns.discard(conn)
             try:
                 conn.close()
             except OSError:

@@ -73,10 +73,24 @@ def write_models(home: Path, base_url: str, context_window: int = 32000) -> None
     }}}))
 
 
+# Every client a test started; the ``close_rpc_clients`` fixture ends them after the test, so
+# a test that returns (or fails) with its server still running leaves no process behind.
+STARTED: list[RpcClient] = []
+
+
 def start_client(cwd: Path, *args: str, **kwargs: Any) -> RpcClient:
     """``python -m wolli --mode rpc ARGS`` in ``cwd`` with this process's environment."""
     kwargs.setdefault("timeout", 30.0)
-    return RpcClient(list(args), cwd=cwd, env=os.environ.copy(), **kwargs).start()
+    client = RpcClient(list(args), cwd=cwd, env=os.environ.copy(), **kwargs).start()
+    STARTED.append(client)
+    return client
+
+
+def close_started(timeout: float = 5.0) -> None:
+    while STARTED:
+        client = STARTED.pop()
+        if client.process is not None and client.process.poll() is None:
+            client.close(timeout)
 
 
 def hanging_answer(text: str, pieces: int = 3) -> Reply:
