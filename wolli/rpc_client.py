@@ -82,6 +82,8 @@ class RpcClient:
     # ------------------------------------------------------------------ process
 
     def start(self) -> RpcClient:
+        if self.process is not None:
+            raise RuntimeError("this client has started its server already")
         self.process = subprocess.Popen(
             self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, bufsize=0,
@@ -91,7 +93,8 @@ class RpcClient:
         return self
 
     def __enter__(self) -> RpcClient:
-        return self.start()
+        # ``with RpcClient(...).start() as c`` must not start a second server.
+        return self if self.process is not None else self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()

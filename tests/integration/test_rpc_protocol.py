@@ -167,3 +167,14 @@ def test_an_extension_asking_to_shut_down_ends_the_process(project, tmp_path, mo
         client.request({"type": "prompt", "message": "/quit"})
         client.wait_for("session_shutdown")
         assert client.process.wait(20) == 0
+
+
+def test_a_started_client_in_a_with_block_runs_one_server(project):
+    client = start_client(project, "--no-session")
+    pid = client.process.pid
+    with client as same:
+        assert same is client and client.process.pid == pid
+        assert same.request_response({"type": "get_state"})["success"] is True
+    assert client.process.poll() is not None
+    with pytest.raises(RuntimeError, match="started its server already"):
+        client.start()

@@ -110,6 +110,10 @@ class LoopbackServer:
     def close(self) -> None:
         self._closed.set()
         try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() of the serving thread
+        except OSError:
+            pass
+        try:
             self._sock.close()
         except OSError:
             pass
