@@ -335,3 +335,36 @@ async def test_a_hung_handler_is_cancelled_gates_fail_closed_and_a_repeat_offend
     assert log.count("turn_start") == 3  # the third failure switched it off; the fourth turn skipped it
     assert "switched off after 3 failures in a row" in [e for e in events if e.type == "extension_error"][-1].error
     assert host.extensions.infos()[0]["switched_off"] == ["turn_start"]  # what /extensions shows
+
+
+async def test_a_same_size_save_within_the_same_second_reloads_the_new_code(faux, tmp_path, monkeypatch):
+    """Python trusts a cached .pyc whose source has the same mtime (whole seconds) and size;
+    extensions are compiled from source so such a save is never missed."""
+    import os
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as on a user's machine
+    folder = ext_dir() / "pkg"
+    helper = write(folder / "helper.py", "WORD = 'one'\n")
+    main = write(folder / "__init__.py", """
+    from .helper import WORD
+
+    def extension(wolli):
+        wolli.register_command(WORD, handler=lambda args, ctx: None)
+    """)
+    single = write(ext_dir() / "single.py", """
+    def extension(wolli):
+        wolli.register_command("aaa", handler=lambda args, ctx: None)
+    """)
+    host = make_host(faux)
+    host.extensions.configure(packages=False)
+    await host.extensions.load(str(tmp_path))
+    await start_session(host, tmp_path, model=faux.model)
+    assert sorted(host.commands) == ["aaa", "one"]
+    for path, old, new in ((helper, "one", "two"), (single, "aaa", "bbb")):
+        stamp = path.stat()
+        path.write_text(path.read_text().replace(old, new))
+        os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # "within the same second"
+    assert main.exists()
+    await host.reload()
+    assert sorted(host.commands) == ["bbb", "two"]

@@ -19,6 +19,7 @@ Nothing here runs the ``extension(wolli)`` factory; :mod:`.runtime` does.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import itertools
 import re
@@ -32,6 +33,34 @@ from typing import Any
 ENTRY_POINT_GROUP = "wolli.extensions"
 MODULE_PREFIX = "wolli_ext_"
 _counter = itertools.count(1)
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the source every time, never bytecode from ``__pycache__``: Python checks a
+    cached ``.pyc`` by the source's mtime in whole seconds and its size, so an extension
+    saved twice within a second at the same length (``"one"`` -> ``"two"``) would reload as
+    its old version. Extensions are small; compiling them costs a few milliseconds."""
+
+    def get_code(self, fullname: str) -> Any:
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
+class _FreshFinder:
+    """Finds an extension's own submodules (a folder's helpers) with the fresh loader too."""
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not fullname.startswith(MODULE_PREFIX) or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _FreshSourceLoader(spec.loader.name, spec.loader.path)
+        return spec
+
+
+def _install_finder() -> None:
+    if not any(isinstance(f, _FreshFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _FreshFinder())
 
 
 class ExtensionLoadError(Exception):
@@ -130,8 +159,10 @@ def import_source(source: ExtensionSource) -> ModuleType:
     deps = folder / "deps"
     if is_package and deps.is_dir() and str(deps) not in sys.path:
         sys.path.insert(0, str(deps))
+    _install_finder()
     spec = importlib.util.spec_from_file_location(
-        module_name, path, submodule_search_locations=[str(folder)] if is_package else None
+        module_name, path, loader=_FreshSourceLoader(module_name, str(path)),
+        submodule_search_locations=[str(folder)] if is_package else None,
     )
     if spec is None or spec.loader is None:
         raise ExtensionLoadError(f"{path}: cannot be imported as a Python module")
