@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,19 +15,14 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from tests.support.faux_home import faux_in_home
 from tests.support.waiting import wait_until
-from wolli.ai.providers.faux import FauxProvider
 from wolli.runtime.request import StartupRequest
 
 
 @pytest.fixture
 def faux(wolli_home: Path):
-    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
-        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
-        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000}]}}}))
-    provider = FauxProvider(provider="faux", model_id="faux-1")
-    yield provider
-    provider.unregister()
+    yield from faux_in_home(wolli_home)
 
 
 @pytest.fixture

@@ -7,23 +7,17 @@ model's answers are queued on ``faux``; tests wait on state, never on sleeps.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from wolli.ai.providers.faux import FauxProvider
+from tests.support.faux_home import faux_in_home
 from wolli.runtime.request import StartupRequest
 
 
 @pytest.fixture
 def faux(wolli_home: Path):
-    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
-        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
-        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000}]}}}))
-    provider = FauxProvider(provider="faux", model_id="faux-1")
-    yield provider
-    provider.unregister()
+    yield from faux_in_home(wolli_home)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.support.faux_home import FAUX_1, write_faux_models
 from tests.support.waiting import wait_until
 from wolli.ai.types import AssistantMessage, TextContent, UserMessage
 from wolli.modes.tui.screens.model_picker import ModelPicker
@@ -30,10 +31,7 @@ async def on_screen(app, cls, what: str) -> None:
 
 
 def two_models(wolli_home: Path) -> None:
-    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
-        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
-        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000},
-                   {"id": "faux-2", "name": "Second Faux", "contextWindow": 50000}]}}}))
+    write_faux_models(wolli_home, FAUX_1, {"id": "faux-2", "name": "Second Faux", "contextWindow": 50000})
 
 
 def saved_session(wolli_home: Path, cwd: Path, question: str, answer: str, name: str | None = None) -> str:

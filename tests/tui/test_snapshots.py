@@ -154,14 +154,11 @@ def test_tree_picker_with_a_fork(snap_compare, snap_app, faux):
 
 
 def test_model_picker(snap_compare, snap_app, wolli_home):
-    import json
-
     from wolli.modes.tui.screens.model_picker import ModelPicker
 
-    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
-        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
-        "models": [{"id": "faux-1", "reasoning": True, "contextWindow": 100000},
-                   {"id": "faux-2", "name": "Second Faux", "contextWindow": 50000}]}}}))
+    from .test_commands import two_models
+
+    two_models(wolli_home)
     app = snap_app()
 
     async def run_before(pilot):
