@@ -136,10 +136,53 @@ def test_a_whole_session_in_line_mode(terminal_run, loopback):
     assert term.exit_status() == 0
 
 
-@pytest.mark.skipif(not os.environ.get("WOLLI_E2E_DUMB"), reason=(
-    "keys typed right after the dumb-terminal prompt appears are sometimes lost (about one run "
-    "in two on a loaded 2-CPU machine: an Enter or Ctrl+D echoed by the tty, never handled); "
-    "left open with issue 15; WOLLI_E2E_DUMB=1 runs it"))
+NAP = '''
+import asyncio, os
+
+def extension(wolli):
+    naps = []
+
+    async def nap(args, ctx):
+        naps.append(args)
+        ctx.ui.notify(f"napping {len(naps)}")
+        while not os.path.exists(WAKE):
+            await asyncio.sleep(0.02)
+        ctx.ui.notify("awake")
+    wolli.register_command("nap", description="wait for the wake file", handler=nap)
+'''
+
+
+@pytest.mark.parametrize("term_name", ["xterm-256color", "dumb"])
+def test_keys_typed_while_no_prompt_is_open_arrive_as_keys(terminal_run, loopback, term_name):
+    """Typed while a command runs (no prompt, no run reading keys): Enter must still send and
+    Ctrl+D still quit once the prompt is back. A cooked tty in that gap turned Enter into a
+    new line and ate Ctrl+D (on a dumb terminal the gap is also there before every prompt)."""
+    project = terminal_run.project
+    wake = project.parent / "wake"
+    napper = project.parent / "napper.py"
+    napper.write_text(NAP.replace("WAKE", repr(str(wake))))
+    term = terminal_run("--plain", "-e", str(napper), term=term_name)
+    prompt = ">" if term_name == "dumb" else "›"
+    wait_for_prompt(term, prompt)
+    term.type("/nap")
+    term.send("Enter")
+    term.wait_for("napping 1")
+    loopback.push(text_answer("Typed ahead and sent."))
+    term.type("hello")
+    term.send("Enter")
+    wake.write_text("")
+    term.wait_for("Typed ahead and sent.")
+    assert loopback.last.json["messages"][-1]["content"] == "hello"
+    wait_for_prompt(term, prompt)
+    wake.unlink()
+    term.type("/nap")
+    term.send("Enter")
+    term.wait_for("napping 2")
+    term.send("C-d")
+    wake.write_text("")
+    assert term.exit_status() == 0
+
+
 def test_a_dumb_terminal_gets_the_line_mode_in_plain_text(terminal_run, loopback):
     term = terminal_run(term="dumb")
     wait_for_prompt(term, ">")

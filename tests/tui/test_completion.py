@@ -61,3 +61,51 @@ async def test_tab_completes_a_path_with_one_candidate(make_app, project):
     async with running(app) as pilot:
         await pilot.press(*"ls docu", "tab")
         await wait_until(lambda: app.editor.text == "ls documentation/", 5, "the completed path")
+
+
+SLOW_PROVIDER = textwrap.dedent("""
+    import asyncio
+
+    def extension(wolli):
+        def wrap(current):
+            async def get_suggestions(lines, line, col, options):
+                if len(lines[line][:col]) > SHORT:  # short words are answered at once, longer ones slowly
+                    await asyncio.sleep(0.5)
+                return await current.get_suggestions(lines, line, col, options)
+            return {"get_suggestions": get_suggestions}
+
+        async def on_start(event, ctx):
+            ctx.ui.add_autocomplete_provider(wrap)
+        wolli.on("session_start", on_start)
+""")
+
+
+async def test_keys_typed_faster_than_suggestions_arrive_act_on_the_text_typed(make_app):
+    """Enter while the menu still shows the suggestions for an earlier prefix must not apply
+    that old suggestion at the new cursor ('/model' became '/mod/model '): it acts on what
+    is typed now."""
+    from wolli.modes.tui.screens.model_picker import ModelPicker
+
+    app = make_app(code={"slow": SLOW_PROVIDER.replace("SHORT", "2")})
+    async with running(app) as pilot:
+        menu = app.completion.menu
+        await pilot.press("/", "m")
+        await wait_until(lambda: menu.open and menu.prefix == "/m", 5, "the menu for /m")
+        await pilot.press("o", "d", "e", "l", "enter")  # before the slow answer for '/model'
+        await wait_until(lambda: isinstance(app.screen, ModelPicker), 5, "the model picker")
+        assert app.editor.text == ""
+
+
+async def test_a_late_answer_for_text_no_longer_there_is_not_shown(make_app):
+    app = make_app(code={"slow": SLOW_PROVIDER.replace("SHORT", "0")})
+    async with running(app) as pilot:
+        menu = app.completion.menu
+        await pilot.press("/", "m", "o")  # every answer is slow: no menu yet
+        await pilot.press("home", "x")  # 'x/mo' with the cursor after x: nothing to complete
+        await wait_until(lambda: not any(w.group == "completion" and not w.is_finished for w in app.workers),
+                         5, "the slow query to end")
+        await pilot.pause()
+        assert not menu.open and not app.editor.menu_open
+        await pilot.press("enter")
+        await wait_until(lambda: app.editor.text == "", 5, "the prompt sent")
+        assert app.controller.session.messages[0].content == "x/mo"

@@ -89,17 +89,22 @@ class LineRepl:
         return self.startup.session if self.startup is not None else None
 
     async def run(self) -> int:
-        from ...runtime.startup import start
-
         self.ui.loop = asyncio.get_running_loop()
+        # The keyboard stays raw from start to quit, between prompts too: keys typed ahead
+        # then arrive as keys. A cooked tty in a gap (before a prompt attaches: on a dumb
+        # terminal the prompt is printed before its reader starts) echoes them, turns Enter
+        # into Ctrl+J (a new line here) and swallows Ctrl+D as end-of-file.
+        with self._raw_keyboard():
+            return await self._run()
+
+    async def _run(self) -> int:
+        from ...runtime.startup import start
 
         def before_start(session: Any) -> None:
             session.services.on_active_session(self._on_active)  # the host, which follows replacements
 
         try:
-            with self._raw_keyboard():  # keys typed ahead arrive as keys (Enter as Enter, not a newline)
-                self.startup = await start(self.request, ui=self.ui, observers=[self.output],
-                                           before_start=before_start)
+            self.startup = await start(self.request, ui=self.ui, observers=[self.output], before_start=before_start)
         except StartupError as exc:
             for warning in exc.warnings:
                 print(f"wolli: {warning}", file=sys.stderr)
@@ -233,21 +238,24 @@ class LineRepl:
 
     @contextlib.contextmanager
     def _abort_keys(self) -> Iterator[None]:
+        """While work runs, Esc and Ctrl+C stop it; every other key is typed ahead: the next
+        prompt gets it as pressed (Backspace edits, Enter sends), as in a shell."""
+        from prompt_toolkit.input.typeahead import store_typeahead
         from prompt_toolkit.keys import Keys
 
         inp = self.input
         loop = asyncio.get_running_loop()
         flush: list[asyncio.TimerHandle] = []
-        typed: list[str] = []
 
         def keys_pressed(keys: list[Any]) -> None:
+            ahead = []
             for key in keys:
                 if key.key in (Keys.Escape, Keys.ControlC):
                     self.abort()
-                elif key.key in (Keys.Backspace, Keys.ControlH):
-                    typed[:] = typed[:-1]
-                elif isinstance(key.key, str) and len(key.data) == 1 and key.data.isprintable():
-                    typed.append(key.data)  # typed ahead: kept for the next prompt
+                elif key.key != Keys.CPRResponse:  # a terminal's answer, not a key
+                    ahead.append(key)
+            if ahead:
+                store_typeahead(inp, ahead)
 
         def flush_pending() -> None:
             keys_pressed(inp.flush_keys())
@@ -271,8 +279,6 @@ class LineRepl:
             finally:
                 for handle in flush:
                     handle.cancel()
-                if typed:
-                    self.prompter.paste("".join(typed))
 
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
@@ -281,7 +287,7 @@ class LineRepl:
         loop = asyncio.get_running_loop()
         installed = []
 
-        def interrupt() -> None:  # only when keys are not read raw (a piped stdin, between prompts)
+        def interrupt() -> None:  # only when keys are not read raw (a piped stdin)
             if self._running is not None:
                 self.abort()
             else:

@@ -209,8 +209,8 @@ class WolliApp(App[int]):
     def on_prompt_editor_completion_wanted(self, message: PromptEditor.CompletionWanted) -> None:
         self.completion.wanted(message.force)
 
-    def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
-        self.completion.key(message.action)
+    async def on_prompt_editor_completion_key(self, message: PromptEditor.CompletionKey) -> None:
+        await self.completion.key(message.action)
 
     def _send(self, text: str, follow_up: bool, images: list[Any] | None = None) -> None:
         if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up

@@ -3,6 +3,12 @@
 Queries run as one exclusive worker (a newer keystroke cancels an older query), and only
 where completion applies (a ``/`` line, an ``@`` word, a trigger character of an extension
 provider, Tab), so typing plain text costs nothing.
+
+Keys can arrive faster than suggestions (a slow provider, a loaded machine, a paste): every
+answer is tied to the text and cursor it was asked for. An answer for a text that is no
+longer there is dropped, and Tab or Enter on a menu that shows an earlier text's answer asks
+again for the text as it is now before acting (else '/model' + Enter applied the '/m' menu's
+'/model' at the new cursor and left '/mod/model ').
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from ..interactive import registry
 from .widgets.completion_menu import CompletionMenu
 
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
+_State = tuple[str, int, int]  # editor text, cursor row, cursor column
+_RETRIES = 3  # fresh queries for one key while the text keeps changing under it
 
 
 class EditorCompletion:
@@ -24,7 +32,8 @@ class EditorCompletion:
         self.menu = CompletionMenu()
         self._files: completion.ProjectFiles | None = None
         self._stacked: tuple[Any, tuple[Any, set[str]]] | None = None
-        self._applied = False  # the next text change is our own insertion: no new menu for it
+        self._shown_for: _State | None = None  # the text and cursor the open menu answers
+        self._applied: _State | None = None  # the state our own insertion left: no new menu for it
 
     # ------------------------------------------------------------------ the provider stack
 
@@ -61,19 +70,25 @@ class EditorCompletion:
 
     # ------------------------------------------------------------------ driving
 
-    def wanted(self, force: bool) -> None:
-        if self._applied and not force:
-            self._applied = False
-            return
+    def _state(self) -> _State:
         editor = self.app.editor
         row, col = editor.cursor_location
-        lines = editor.text.split("\n")
+        return editor.text, row, col
+
+    def wanted(self, force: bool) -> None:
+        state = self._state()
+        if not force and state == self._applied:
+            self._applied = None
+            return
+        self._applied = None
+        text, row, col = state
+        lines = text.split("\n")
         before = lines[row][:col] if row < len(lines) else ""
         if not force and not self.menu.open and not self._applies(before, row, self._stack()[1]):
             return
         # A callable, not a coroutine: a query cancelled by the next keystroke before it
         # started is then never created (no "coroutine was never awaited" on the screen).
-        self.app.run_worker(partial(self._suggest, lines, row, col, force), group="completion", exclusive=True)
+        self.app.run_worker(partial(self._suggest, state, force), group="completion", exclusive=True)
 
     @staticmethod
     def _applies(before: str, row: int, triggers: set[str]) -> bool:
@@ -83,48 +98,74 @@ class EditorCompletion:
         token = word.group(1) if word else ""
         return bool(token) and any(t in token for t in triggers if t != "/")
 
-    async def _suggest(self, lines: list[str], row: int, col: int, force: bool) -> None:
-        provider = self.provider()
+    async def _query(self, state: _State, force: bool) -> dict[str, Any] | None:
+        text, row, col = state
         try:
-            found = await completion.suggestions(provider, lines, row, col, {"force": force})
+            return await completion.suggestions(self.provider(), text.split("\n"), row, col, {"force": force})
         except Exception as exc:  # a provider's bug must not break typing
             self.app.add_notice(f"autocomplete failed: {type(exc).__name__}: {exc}", "error")
-            found = None
+            return None
+
+    async def _suggest(self, state: _State, force: bool) -> None:
+        found = await self._query(state, force)
+        if self._state() != state:
+            return  # typed on meanwhile: the answer is for a text no longer there
+        if found is not None and force and len(found["items"]) == 1:  # Tab with one candidate completes at once
+            self._apply(state, found["items"][0], found["prefix"])
+            return
+        self._show(found, state)
+
+    def _show(self, found: dict[str, Any] | None, state: _State, keep: Any = None) -> None:
         if found is None:
             self.close()
             return
-        if force and len(found["items"]) == 1:  # Tab with one candidate completes at once
-            self._apply(provider, lines, row, col, found["items"][0], found["prefix"])
-            return
-        self.menu.show(found["prefix"], found["items"])
+        self.menu.show(found["prefix"], found["items"], keep)
+        self._shown_for = state
         self.app.editor.menu_open = self.menu.open
 
-    def key(self, action: str) -> None:
+    async def key(self, action: str) -> None:
         if action in ("up", "down"):
             self.menu.move(-1 if action == "up" else 1)
-        elif action == "close":
+            return
+        if action == "close":
             self.close()
-        elif action in ("accept", "enter"):
-            item = self.menu.current()
-            editor = self.app.editor
-            row, col = editor.cursor_location
-            if action == "enter" and (item is None or str(item["value"]) == self.menu.prefix):
-                self.close()  # the word is complete already: Enter sends
-                editor.submit()
-                return
-            if item is not None:
-                self._apply(self.provider(), editor.text.split("\n"), row, col, item, self.menu.prefix)
-            else:
-                self.close()
-
-    def _apply(self, provider: Any, lines: list[str], row: int, col: int, item: dict[str, Any], prefix: str) -> None:
-        self.close()
-        result = provider.apply_completion(lines, row, col, item, prefix)
+            return
+        await self._refresh_stale_menu()
+        item = self.menu.current()
         editor = self.app.editor
-        self._applied = True
+        if action == "enter" and (item is None or str(item["value"]) == self.menu.prefix):
+            self.close()  # nothing to complete, or the word is complete already: Enter sends
+            editor.submit()
+            return
+        if item is not None:
+            self._apply(self._state(), item, self.menu.prefix)
+        else:
+            self.close()
+
+    async def _refresh_stale_menu(self) -> None:
+        """Ask again when the menu answers an earlier text, keeping the chosen item if it
+        is still offered."""
+        for _ in range(_RETRIES):
+            state = self._state()
+            if state == self._shown_for:
+                return
+            chosen = self.menu.current()
+            self.app.workers.cancel_group(self.app, "completion")
+            found = await self._query(state, force=False)
+            if self._state() == state:
+                self._show(found, state, keep=chosen["value"] if chosen else None)
+                return
+
+    def _apply(self, state: _State, item: dict[str, Any], prefix: str) -> None:
+        self.close()
+        text, row, col = state
+        result = self.provider().apply_completion(text.split("\n"), row, col, item, prefix)
+        editor = self.app.editor
         editor.text = "\n".join(result["lines"])
         editor.move_cursor((result["cursor_line"], result["cursor_col"]))
+        self._applied = self._state()
 
     def close(self) -> None:
+        self._shown_for = None
         self.menu.hide()
         self.app.editor.menu_open = False

@@ -19,7 +19,8 @@ class CompletionMenu(OptionList):
         self.prefix = ""
         self.display = False
 
-    def show(self, prefix: str, items: list[dict[str, Any]]) -> None:
+    def show(self, prefix: str, items: list[dict[str, Any]], keep: Any = None) -> None:
+        """Show ``items``; the one whose value is ``keep`` is highlighted, else the first."""
         self.prefix, self.items = prefix, items
         self.clear_options()
         for index, item in enumerate(items):
@@ -29,7 +30,8 @@ class CompletionMenu(OptionList):
             self.add_option(Option(label, id=str(index)))
         self.display = bool(items)
         if items:
-            self.highlighted = 0
+            values = [item["value"] for item in items]
+            self.highlighted = values.index(keep) if keep is not None and keep in values else 0
 
     def hide(self) -> None:
         self.display = False
