@@ -192,3 +192,56 @@ async def test_markdown_appended_quickly_shows_each_block_once(make_app, first):
         kinds = [type(block) for block in markdown.children]
         assert kinds == [MarkdownParagraph, MarkdownOrderedList, ThemedFence]
         assert markdown.source.count("Sure.") == 1
+
+
+async def test_the_end_of_an_answer_is_on_screen_before_its_markdown_is_parsed(make_app):
+    """The final text goes into the tail at once (the last words are seen without waiting for
+    the markdown parse), and the tail leaves only once the markdown holds the text: no frame
+    shows the answer without its end or without its text."""
+    from textual.widgets._markdown import MarkdownParagraph
+
+    from tests.support.waiting import wait_until
+    from wolli.modes.tui.widgets.stream_tail import StreamTail
+    from wolli.modes.tui.widgets.streaming_text import StreamingText
+
+    app = make_app()
+    async with running(app) as pilot:
+        streaming = StreamingText()
+        app.transcript.mount(streaming)
+        await wait_until(lambda: streaming._ready, 5, "mounted")
+        streaming.update_text("First block.\n\nThe paragraph still being")
+        await pilot.pause()
+        assert streaming.tail.text == "The paragraph still being"
+        streaming.update_text("First block.\n\nThe paragraph still being written. THE END", final=True)
+        assert streaming.tail.text == "The paragraph still being written. THE END"  # at once
+        assert streaming.tail.is_attached
+        await wait_until(lambda: not streaming.query(StreamTail), 5, "the tail to leave")
+        paragraphs = [str(p._content) for p in streaming.markdown.query(MarkdownParagraph)]
+        assert paragraphs[-1].endswith("THE END") and len(paragraphs) == 2
+
+
+async def test_an_answer_of_one_paragraph_keeps_its_tail_until_the_markdown_has_it(make_app):
+    from textual.widgets._markdown import MarkdownParagraph
+
+    from tests.support.waiting import wait_until
+    from wolli.modes.tui.widgets.stream_tail import StreamTail
+    from wolli.modes.tui.widgets.streaming_text import StreamingText
+
+    app = make_app()
+    async with running(app):
+        streaming = StreamingText()
+        app.transcript.mount(streaming)
+        await wait_until(lambda: streaming._ready, 5, "mounted")
+        streaming.update_text("only words and **bold** ZZEND", final=True)
+        assert streaming.tail.text.endswith("ZZEND") and streaming.markdown is not None
+        seen_without_text: list[bool] = []
+
+        def check() -> bool:
+            tail_gone = not streaming.query(StreamTail)
+            parsed = bool(streaming.markdown.query(MarkdownParagraph))
+            seen_without_text.append(tail_gone and not parsed)
+            return tail_gone
+
+        await wait_until(check, 5, "the swap")
+        assert not any(seen_without_text)
+        assert "bold" in str(streaming.markdown.query(MarkdownParagraph).first()._content)

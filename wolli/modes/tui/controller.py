@@ -71,18 +71,32 @@ class TuiController:
             await self.send(prompt.text, images=prompt.images)
 
     def _warm_up(self) -> None:
-        from .widgets import markdown_view  # noqa: F401  (answers' markdown: ~50 ms, kept out of the first frame)
-
         session = self.session
-        if session is None or session.model is None:
-            return
-        try:
-            from ...ai.http import get_client
-            from ...ai.stream import get_api
+        model = session.model if session is not None else None
+        self.app.run_worker(self._load_ahead(model.api if model is not None else None), group="warm-up")
 
-            get_api(session.model.api)
-            get_client()
-        except Exception:  # only a head start: the real request reports any problem
+    @staticmethod
+    async def _load_ahead(api: str | None) -> None:
+        """Imports in a thread (the editor keeps taking keys), then the pooled client on the
+        loop. Only a head start: the real request reports any problem."""
+
+        def imports() -> None:
+            from .widgets import markdown_view  # noqa: F401  (answers' markdown: ~50 ms)
+
+            if api is not None:
+                from ...ai.http import preload
+                from ...ai.stream import get_api
+
+                get_api(api)  # the provider's module
+                preload()
+
+        try:
+            await asyncio.to_thread(imports)
+            if api is not None:
+                from ...ai.http import get_client
+
+                get_client()
+        except Exception:
             pass
 
     def _on_active(self, new: Any, old: Any) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Markdown
@@ -29,6 +31,7 @@ class ThemedMarkdown(Markdown):
         self._appending = False
         self._held = ""  # text waiting for the append in progress
         self._whole = bool(markdown)  # made with text: more text re-parses the whole
+        self._when_drained: list[Callable[[], None]] = []
 
     def on_mount(self) -> None:
         # Markdown's own mount handler has parsed the first text by now.
@@ -41,6 +44,14 @@ class ThemedMarkdown(Markdown):
         parsed the same lines twice (a fast stream showed a paragraph twice)."""
         self._held += text
         self._drain_later()
+
+    def when_drained(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once everything appended so far is parsed and mounted (at once
+        when it is), with no frame drawn in between."""
+        if self._parsed and not self._held and not self._appending:
+            callback()
+        else:
+            self._when_drained.append(callback)
 
     def _drain_later(self) -> None:
         if self._parsed and self._held and not self._appending:
@@ -57,3 +68,6 @@ class ThemedMarkdown(Markdown):
                     await self.append(held)
         finally:
             self._appending = False
+            callbacks, self._when_drained = self._when_drained, []
+            for callback in callbacks:
+                callback()

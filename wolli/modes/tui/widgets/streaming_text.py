@@ -5,7 +5,9 @@ Textual's Markdown widget lays out the whole screen again on every append, which
 frame of a streaming answer cost 10-25 ms. Here the markdown widget only receives whole blocks
 (text up to a blank line outside a code fence), and the growing tail is a :class:`StreamTail`,
 which wraps incrementally and redraws only the rows that changed, laying out again only when it
-gains a row. When the answer ends, the tail joins the markdown.
+gains a row. When the answer ends, the tail shows the last words at once and joins the markdown
+once the markdown has parsed it: the swap is one frame (the answer neither blinks out nor waits
+for the parse to show its end).
 """
 
 from __future__ import annotations
@@ -62,21 +64,25 @@ class StreamingText(Vertical):
         if not self._ready:  # children can only be mounted once this widget is
             self._pending = (text, final)
             return
+        if self.final:
+            return
+        if final:  # the end on screen now, in the tail; the markdown takes it over below
+            self.final = True
+            self.tail.set_text(text[self.settled :].rstrip("\n"))
+            self.tail.settle()
         cut = len(text) if final else settled_length(text)
         if cut > self.settled:
-            chunk = text[self.settled : cut]
             if self.markdown is None:
                 # Imported with the first finished block, not before the first frame (~50 ms).
                 from .markdown_view import ThemedMarkdown
 
                 self.markdown = ThemedMarkdown()
                 self.mount(self.markdown, before=self.tail)
-                self.markdown.append_text(chunk)
-            else:
-                self.markdown.append_text(chunk)
+            self.markdown.append_text(text[self.settled : cut])
             self.settled = cut
-        if final:
-            self.final = True
+        if not final:
+            self.tail.set_text(text[self.settled :].rstrip("\n"))
+        elif self.markdown is None:
             self.tail.remove()
-            return
-        self.tail.set_text(text[self.settled :].rstrip("\n"))
+        else:
+            self.markdown.when_drained(self.tail.remove)
