@@ -109,3 +109,37 @@ async def test_a_late_answer_for_text_no_longer_there_is_not_shown(make_app):
         await pilot.press("enter")
         await wait_until(lambda: app.editor.text == "", 5, "the prompt sent")
         assert app.controller.session.messages[0].content == "x/mo"
+
+
+HANGING_PROVIDER = textwrap.dedent("""
+    import asyncio
+
+    def extension(wolli):
+        def wrap(current):
+            async def get_suggestions(lines, line, col, options):
+                before = lines[line][:col]
+                if before.endswith("#i"):
+                    return {"prefix": "#i", "items": [{"value": "#issue-42", "label": "#issue-42"}]}
+                if "#i" in before:
+                    await asyncio.Event().wait()  # never answers
+                return await current.get_suggestions(lines, line, col, options)
+            return {"trigger_characters": ["#"], "get_suggestions": get_suggestions}
+
+        async def on_start(event, ctx):
+            ctx.ui.add_autocomplete_provider(wrap)
+        wolli.on("session_start", on_start)
+""")
+
+
+async def test_enter_on_an_old_menu_with_a_provider_that_never_answers_sends_the_text(make_app):
+    """Enter waits a moment for a fresh answer, then sends what is typed: a hanging provider
+    must not freeze the app."""
+    app = make_app(code={"hang": HANGING_PROVIDER})
+    async with running(app) as pilot:
+        menu = app.completion.menu
+        await pilot.press(*"fix #i")
+        await wait_until(lambda: menu.open and menu.prefix == "#i", 5, "the menu for #i")
+        await pilot.press("s", "enter")
+        await wait_until(lambda: app.controller.session.messages, 5, "the prompt sent")
+        assert app.controller.session.messages[0].content == "fix #is"
+        assert not menu.open

@@ -13,6 +13,7 @@ again for the text as it is now before acting (else '/model' + Enter applied the
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import partial
 from typing import Any
@@ -24,6 +25,9 @@ from .widgets.completion_menu import CompletionMenu
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
 _State = tuple[str, int, int]  # editor text, cursor row, cursor column
 _RETRIES = 3  # fresh queries for one key while the text keeps changing under it
+# How long Tab/Enter wait for a fresh answer (the app's queue waits too): a slower provider
+# leaves the text as typed (Enter sends it) rather than freeze the app.
+FRESH_ANSWER_TIMEOUT_S = 0.5
 
 
 class EditorCompletion:
@@ -144,17 +148,21 @@ class EditorCompletion:
 
     async def _refresh_stale_menu(self) -> None:
         """Ask again when the menu answers an earlier text, keeping the chosen item if it
-        is still offered."""
+        is still offered; no fresh answer closes the menu."""
         for _ in range(_RETRIES):
             state = self._state()
             if state == self._shown_for:
                 return
             chosen = self.menu.current()
             self.app.workers.cancel_group(self.app, "completion")
-            found = await self._query(state, force=False)
+            try:
+                found = await asyncio.wait_for(self._query(state, force=False), FRESH_ANSWER_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                found = None
             if self._state() == state:
                 self._show(found, state, keep=chosen["value"] if chosen else None)
                 return
+        self.close()
 
     def _apply(self, state: _State, item: dict[str, Any], prefix: str) -> None:
         self.close()
