@@ -11,6 +11,7 @@ every other ``/name`` goes to the session (extension commands, templates, skills
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from ...runtime.request import StartupError, StartupRequest
@@ -73,7 +74,9 @@ class TuiController:
     def _warm_up(self) -> None:
         session = self.session
         model = session.model if session is not None else None
-        self.app.run_worker(self._load_ahead(model.api if model is not None else None), group="warm-up")
+        # A callable, not a coroutine: if the app quits before the worker starts, no coroutine
+        # was made to be left un-awaited.
+        self.app.run_worker(partial(self._load_ahead, model.api if model is not None else None), group="warm-up")
 
     @staticmethod
     async def _load_ahead(api: str | None) -> None:

@@ -157,7 +157,7 @@ class EditorCompletion:
             self.app.workers.cancel_group(self.app, "completion")
             try:
                 found = await asyncio.wait_for(self._query(state, force=False), FRESH_ANSWER_TIMEOUT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 found = None
             if self._state() == state:
                 self._show(found, state, keep=chosen["value"] if chosen else None)

@@ -31,7 +31,7 @@ class ThemedMarkdown(Markdown):
         self._appending = False
         self._held = ""  # text waiting for the append in progress
         self._whole = bool(markdown)  # made with text: more text re-parses the whole
-        self._when_drained: list[Callable[[], None]] = []
+        self._when_drained: list[Callable[[], object]] = []
 
     def on_mount(self) -> None:
         # Markdown's own mount handler has parsed the first text by now.
@@ -45,7 +45,7 @@ class ThemedMarkdown(Markdown):
         self._held += text
         self._drain_later()
 
-    def when_drained(self, callback: Callable[[], None]) -> None:
+    def when_drained(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` once everything appended so far is parsed and mounted (at once
         when it is), with no frame drawn in between."""
         if self._parsed and not self._held and not self._appending:
