@@ -175,12 +175,16 @@ class LoopbackServer:
         headers: dict[str, str] = {}
         while True:
             raw = reader.readline()
-            if raw in (b"\r\n", b"\n", b""):
+            if not raw:
+                return None  # the client went away in the middle of its headers
+            if raw in (b"\r\n", b"\n"):
                 break
             name, _, value = raw.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
         length = int(headers.get("content-length", "0") or 0)
         body = reader.read(length) if length else b""
+        if len(body) < length:
+            return None  # a client killed while sending: a torn request was never sent
         return RecordedRequest(method, path, headers, body)
 
     def _write_reply(self, conn: socket.socket, reply: Reply) -> bool:
