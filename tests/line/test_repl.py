@@ -182,3 +182,23 @@ async def test_shift_tab_cycles_the_thinking_level(line, faux):
     term.type("\x1b[Z")  # Shift+Tab
     await term.wait_for("Thinking: ")
     assert term.repl.session.thinking_level != before
+
+
+REDACTOR = """
+def extension(wolli):
+    def redact(event, ctx):
+        if event.message.role == "assistant":
+            return {"message": event.message.model_copy(update={"content": [{"type": "text", "text": "[redacted]"}]})}
+        return None
+    wolli.on("message_end", redact)
+"""
+
+
+async def test_an_answer_an_extension_rewrote_at_its_end_is_printed_again_as_kept(line, faux):
+    term = await line(code={"redactor": REDACTOR})
+    faux.push("The secret is 42.")
+    await term.send("tell me")
+    text = await term.wait_for("-- faux/faux-1")
+    assert "The secret is 42." in text  # scrollback cannot be taken back
+    said = text.index("An extension changed this answer when it ended; as kept:")
+    assert "[redacted]" in text[said:]

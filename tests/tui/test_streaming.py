@@ -245,3 +245,37 @@ async def test_an_answer_of_one_paragraph_keeps_its_tail_until_the_markdown_has_
         await wait_until(check, 5, "the swap")
         assert not any(seen_without_text)
         assert "bold" in str(streaming.markdown.query(MarkdownParagraph).first()._content)
+
+
+REDACTOR = """
+def extension(wolli):
+    def redact(event, ctx):
+        if event.message.role == "assistant":
+            return {"message": event.message.model_copy(update={"content": [{"type": "text", "text": "[redacted]"}]})}
+        return None
+    wolli.on("message_end", redact)
+"""
+
+
+async def test_an_answer_an_extension_rewrote_at_its_end_shows_the_rewrite(make_app, faux):
+    """A ``message_end`` handler may replace the message: the streamed text is not a prefix
+    of the final one, so the row is drawn again from the final message."""
+    from textual.widgets._markdown import MarkdownParagraph
+
+    app = make_app(code={"redactor": REDACTOR})
+    async with running(app) as pilot:
+        from tests.support.waiting import wait_until
+
+        faux.tokens_per_second = 40
+        faux.push("The secret is 42.\n\nDo not tell anyone, not even your closest friends.")
+        await type_and_send(pilot, "tell me")
+        await wait_until(lambda: mounted(app, AssistantMessageView)
+                         and "secret" in mounted(app, AssistantMessageView)[-1].markdown_text, 5, "the streamed text")
+        await idle_after(app, pilot, 2)
+        answer = mounted(app, AssistantMessageView)[-1]
+
+        await wait_until(lambda: answer.query(MarkdownParagraph), 5, "the final markdown")
+        await pilot.pause()
+        shown = " ".join(str(p._content) for p in answer.query(MarkdownParagraph))
+        assert shown == "[redacted]", shown
+        assert answer.markdown_text == "[redacted]"

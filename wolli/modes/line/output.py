@@ -44,6 +44,7 @@ class LineOutput:
         self._block: StreamedBlock | None = None
         self._block_index = -1
         self._block_done = 0  # characters of the current block written
+        self._streamed: dict[int, str] = {}  # block index -> its text printed so far (this message)
         self._markdown = MarkdownLines(spec, terminal.width)
         self._tools: dict[str, tuple[str, Any, float]] = {}  # id -> (name, args, started)
         self._last_tool: tuple[str, int] | None = None  # (tool call id, terminal writes) after its header
@@ -151,6 +152,7 @@ class LineOutput:
         match message.role:
             case "assistant":
                 self._block, self._block_index, self._block_done = None, -1, 0
+                self._streamed.clear()
                 self._markdown.reset()
                 self._sync(message)
             case "user":
@@ -188,6 +190,7 @@ class LineOutput:
             if index < self._block_index or block.type not in ("text", "thinking"):
                 continue
             text = block.text if block.type == "text" else block.thinking
+            self._streamed[index] = text
             if index > self._block_index:
                 self._end_block()
                 self._start_block(index, block.type)
@@ -220,6 +223,13 @@ class LineOutput:
     def _message_end(self, message: Any) -> None:
         if message.role != "assistant":
             return
+        if self._diverged(message):
+            # A ``message_end`` handler replaced the message (a redaction, a rewrite): scrollback
+            # cannot be taken back, so say so and print the answer as it was kept.
+            self._end_block()
+            self.notice("An extension changed this answer when it ended; as kept:", "warning")
+            self._block, self._block_index, self._block_done = None, -1, 0
+            self._streamed.clear()
         self._sync(message)
         self._end_block()
         self._block_index = -1
@@ -227,6 +237,16 @@ class LineOutput:
             self._failure = message.error_message  # shown unless a retry or giving up says it
         elif message.stop_reason == "aborted":
             self.notice("Stopped.", "warning")
+
+    def _diverged(self, message: Any) -> bool:
+        """Whether a block printed so far is not the start of the same block of ``message``."""
+        for index, shown in self._streamed.items():
+            block = message.content[index] if index < len(message.content) else None
+            kind = getattr(block, "type", None)
+            final = getattr(block, kind, None) if kind in ("text", "thinking") else None
+            if final is None or not final.startswith(shown):
+                return True
+        return False
 
     # ------------------------------------------------------------------ tools
 

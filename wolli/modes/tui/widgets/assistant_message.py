@@ -97,12 +97,32 @@ class AssistantMessageView(Vertical):
         if not self._ready:
             self.pending_message, self._final = message, True
             return
+        if self._diverged(message):
+            # A ``message_end`` handler replaced the message (a redaction, a rewrite): what
+            # streamed is not the start of it, so the row is drawn again from the final one.
+            for widget, _ in self._blocks.values():
+                widget.remove()
+            self._blocks.clear()
         self.sync(message, final=True)
         stop = getattr(message, "stop_reason", "stop")
         if stop in ("error", "aborted") and self.error is None:
             text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"
             self.error = Static(text, markup=False, classes="message-error")
             self.mount(self.error)
+
+    def _diverged(self, message: Any) -> bool:
+        """Whether a block shown so far is not the start of the same block of ``message``."""
+        content = getattr(message, "content", []) or []
+        for index, (widget, _) in self._blocks.items():
+            block = content[index] if index < len(content) else None
+            kind = getattr(block, "type", None)
+            if isinstance(widget, ThinkingBlock):
+                shown, final = widget.thinking, getattr(block, "thinking", None) if kind == "thinking" else None
+            else:
+                shown, final = getattr(widget, "source", ""), getattr(block, "text", None) if kind == "text" else None
+            if final is None or not final.startswith(shown):
+                return True
+        return False
 
     def set_thinking_visible(self, visible: bool) -> None:
         self.show_thinking = visible
