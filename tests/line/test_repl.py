@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from tests.support.sample_extensions import REDACTOR
 from tests.support.waiting import wait_until
 from wolli.ai.providers.faux import faux_hang, faux_thinking, faux_tool_call
 
@@ -183,15 +184,6 @@ async def test_shift_tab_cycles_the_thinking_level(line, faux):
     await term.wait_for("Thinking: ")
     assert term.repl.session.thinking_level != before
 
-
-REDACTOR = """
-def extension(wolli):
-    def redact(event, ctx):
-        if event.message.role == "assistant":
-            return {"message": event.message.model_copy(update={"content": [{"type": "text", "text": "[redacted]"}]})}
-        return None
-    wolli.on("message_end", redact)
-"""
 
 
 async def test_an_answer_an_extension_rewrote_at_its_end_is_printed_again_as_kept(line, faux):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.sample_extensions import REDACTOR
 from wolli.ai.providers.faux import faux_thinking, faux_tool_call
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
@@ -246,15 +247,6 @@ async def test_an_answer_of_one_paragraph_keeps_its_tail_until_the_markdown_has_
         assert not any(seen_without_text)
         assert "bold" in str(streaming.markdown.query(MarkdownParagraph).first()._content)
 
-
-REDACTOR = """
-def extension(wolli):
-    def redact(event, ctx):
-        if event.message.role == "assistant":
-            return {"message": event.message.model_copy(update={"content": [{"type": "text", "text": "[redacted]"}]})}
-        return None
-    wolli.on("message_end", redact)
-"""
 
 
 async def test_an_answer_an_extension_rewrote_at_its_end_shows_the_rewrite(make_app, faux):
