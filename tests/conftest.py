@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tests.support.faux_home import faux_in_home
 from tests.support.loopback import LoopbackServer
 
 
@@ -25,3 +28,18 @@ def loopback():
     server = LoopbackServer()
     yield server
     server.close()
+
+
+@pytest.fixture
+def faux(wolli_home: Path):
+    """The scripted model, registered in WOLLI_HOME for clients that start from it (TUI, line
+    mode). Tests that build their own host define their own ``faux``."""
+    yield from faux_in_home(wolli_home)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty folder to run a client in."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder

@@ -5,15 +5,13 @@ the automatic fallback on a dumb terminal."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.loopback import Reply
-from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
+from tests.support.openai_chat import text_answer, tool_call_answer
 
 from .tmux_terminal import TmuxTerminal
 
@@ -46,28 +44,6 @@ def hanging_answer(text: str) -> Reply:
     body = text_answer(text).body
     end = body.rindex(b"data: ", 0, body.index(b'"finish_reason": "stop"'))
     return Reply(body=body[:end], hang=True)
-
-
-@pytest.fixture
-def terminal_run(tmp_path, wolli_home, loopback):
-    write_models_json(wolli_home, loopback.url + "/v1")
-    project = tmp_path / "project"
-    project.mkdir()
-    terminals: list[TmuxTerminal] = []
-
-    def run(*args: str, term: str | None = None) -> TmuxTerminal:
-        env = {"WOLLI_HOME": str(wolli_home), "HOME": os.environ["HOME"]}
-        command = [sys.executable, "-m", "wolli", "--model", "local/local-model", *args]
-        if term is not None:  # tmux sets TERM for the pane; the program sees this one
-            command = ["env", f"TERM={term}", *command]
-        terminal = TmuxTerminal(command, cwd=str(project), env=env)
-        terminals.append(terminal)
-        return terminal
-
-    run.project = project  # type: ignore[attr-defined]
-    yield run
-    for terminal in terminals:
-        terminal.close()
 
 
 def test_a_whole_session_in_line_mode(terminal_run, loopback):

@@ -4,40 +4,16 @@ dialog, and quit cleanly."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
-
-from .tmux_terminal import TmuxTerminal
+from tests.support.openai_chat import text_answer, tool_call_answer
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "extensions"
-
-
-@pytest.fixture
-def terminal_run(tmp_path, wolli_home, loopback):
-    write_models_json(wolli_home, loopback.url + "/v1")
-    project = tmp_path / "project"
-    project.mkdir()
-    terminals: list[TmuxTerminal] = []
-
-    def run(*args: str) -> TmuxTerminal:
-        env = {"WOLLI_HOME": str(wolli_home), "HOME": os.environ["HOME"]}
-        term = TmuxTerminal([sys.executable, "-m", "wolli", "--model", "local/local-model", *args],
-                            cwd=str(project), env=env)
-        terminals.append(term)
-        return term
-
-    run.project = project  # type: ignore[attr-defined]
-    yield run
-    for term in terminals:
-        term.close()
 
 
 def test_prompt_answer_and_quit(terminal_run, loopback):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import io
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,21 +14,8 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from tests.support.faux_home import faux_in_home
 from tests.support.waiting import wait_until
 from wolli.runtime.request import StartupRequest
-
-
-@pytest.fixture
-def faux(wolli_home: Path):
-    yield from faux_in_home(wolli_home)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 class LineDriver:

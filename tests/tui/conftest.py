@@ -7,24 +7,9 @@ model's answers are queued on ``faux``; tests wait on state, never on sleeps.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.support.faux_home import faux_in_home
 from wolli.runtime.request import StartupRequest
-
-
-@pytest.fixture
-def faux(wolli_home: Path):
-    yield from faux_in_home(wolli_home)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
 
 
 @pytest.fixture

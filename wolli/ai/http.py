@@ -68,10 +68,22 @@ def preload() -> None:
     locks and events load on first use: ~50-100 ms), so the first answer does not wait for
     it. Safe to call from a worker thread while the app is idle."""
     _import_httpcore()
+    _tls_context()
     try:
         import anyio._backends._asyncio  # noqa: F401
     except ImportError:  # httpcore without anyio uses asyncio's own primitives
         pass
+
+
+_tls: Any = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
+
+
+def _tls_context() -> Any:
+    """httpx's default TLS context (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), made once."""
+    global _tls
+    if _tls is None:
+        _tls = httpx.create_ssl_context()
+    return _tls
 
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -131,12 +143,12 @@ def _gave_up(error: Exception, attempts: int) -> Exception:
 
 
 def get_client() -> httpx.AsyncClient:
-    """One pooled client per event loop (creating a client costs milliseconds: TLS setup)."""
+    """One pooled client per event loop, sharing one TLS context."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
         _import_httpcore()
-        client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True)
+        client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
         _clients[loop] = client
     return client
 
