@@ -51,6 +51,13 @@ Agent:
   --no-extensions           load no extensions (not even the agent's own)
   --tool PATH               load a tool factory (tools/<name>/__init__.py or a .py file; repeatable)
 
+MCP servers (docs/mcp.md):
+  --mcp-config FILE|JSON    add the servers of a .mcp.json-shaped file (repeatable)
+  --strict-mcp-config       use only the --mcp-config servers (not the agent's or the project's)
+  --approve-project-mcp     start the project's .mcp.json servers without asking (needed with -p)
+  wolli mcp list [--json]   each server's state and tools
+  wolli mcp login NAME      log in to a remote server (OAuth): opens the browser or prints the URL
+
   -v, --version             print the version
   -h, --help                this help
 
@@ -94,6 +101,9 @@ class CliArgs:
         self.extensions: list[str] = []
         self.tool_paths: list[str] = []
         self.no_extensions = False
+        self.mcp_configs: list[str] = []
+        self.strict_mcp_config = False
+        self.approve_project_mcp = False
         # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
         self.unknown_options: dict[str, str | bool] = {}
 
@@ -122,12 +132,14 @@ _BOOL_FLAGS = {
     "--no-tools": "no_tools",
     "--full-updates": "full_updates",
     "--no-extensions": "no_extensions",
+    "--strict-mcp-config": "strict_mcp_config",
+    "--approve-project-mcp": "approve_project_mcp",
     "-v": "version",
     "--version": "version",
     "-h": "help",
     "--help": "help",
 }
-_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions", "--tool": "tool_paths"}  # repeatable, each takes a value
+_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions", "--tool": "tool_paths", "--mcp-config": "mcp_configs"}  # repeatable, each takes a value
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "plain", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -235,14 +247,22 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
         extension_paths=list(args.extensions),
         no_extensions=args.no_extensions,
         tool_paths=list(args.tool_paths),
+        mcp_configs=list(args.mcp_configs),
+        strict_mcp_config=args.strict_mcp_config,
+        approve_project_mcp=args.approve_project_mcp,
         require_model=mode in ("print", "json"),
         require_prompt=mode in ("print", "json"),
     )
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # ``wolli mcp list|login NAME``
+        from .modes.mcp_cli import run_mcp_command
+
+        return run_mcp_command(argv[1:])
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(argv)
     except UsageError as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 2

@@ -46,6 +46,10 @@ class SessionServices(Protocol):
         """The ``ctx`` handlers of ``session`` receive (session handle, ui, mode)."""
         ...
 
+    async def expand_mcp_references(self, text: str) -> str:
+        """``@server:uri`` resource references replaced by their content."""
+        ...
+
     def find_command(self, name: str) -> Any:
         """An extension command by invocation name (``review`` or ``review:2``), or None."""
         ...

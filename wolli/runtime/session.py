@@ -442,6 +442,7 @@ class AgentSession:
                 return "handled"
             text, images = decision.text, decision.images
         text = expand_input(self.services.resources(self.cwd), text)
+        text = await self.services.expand_mcp_references(text)
         if not self.is_idle():
             message = user_message(text, images or None)
             self.agent.steer(message) if streaming_behavior == "steer" else self.agent.follow_up(message)
