@@ -163,7 +163,8 @@ def parse_server(name: Any, raw: Any, scope: Scope, source: str, environ: Mappin
         url = expand(url, environ)
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"url must start with http:// or https://, not {url[:40]!r}")
-        oauth = raw.get("oauth") if isinstance(raw.get("oauth"), dict) else {}
+        found = raw.get("oauth")
+        oauth: dict[str, Any] = found if isinstance(found, dict) else {}
         return ServerConfig(
             name=name, transport=transport, url=url,  # type: ignore[arg-type]
             headers=tuple((k, expand(v, environ)) for k, v in _mapping(raw.get("headers"), "headers").items()),

@@ -137,8 +137,8 @@ class LoginHandler:
         parts = line.split(" ")
         target = urllib.parse.urlsplit(parts[1] if len(parts) > 1 else "/")
         query = urllib.parse.parse_qs(target.query)
-        code = (query.get("code") or [None])[0]
-        error = (query.get("error") or [None])[0]
+        code: str | None = (query.get("code") or [None])[0]  # type: ignore[list-item]
+        error: str | None = (query.get("error") or [None])[0]  # type: ignore[list-item]
         if target.path != "/callback" or (code is None and error is None):
             body, status = "Not the login callback.", "404 Not Found"
         elif error is not None:

@@ -89,6 +89,8 @@ class HeadlessRun:
         for warning in self.startup.warnings:
             print(f"wolli: {warning}", file=sys.stderr)
         session = self.startup.session
+        # MCP servers first: the first request needs their tools.
+        await self.startup.host.start_mcp(interactive=False, wait=True)
         self.interrupt = Interrupt(session.abort)
         try:
             with self.interrupt:
