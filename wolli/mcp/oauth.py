@@ -148,7 +148,7 @@ class LoginHandler:
         else:
             body, status = "Logged in. You can close this tab and go back to Wolli.", "200 OK"
             if self._result is not None and not self._result.done():
-                self._result.set_result((code or "", (query.get("state") or [None])[0]))
+                self._result.set_result((code or "", (query.get("state") or [""])[0] or None))
         data = body.encode()
         writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n"
                      f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)

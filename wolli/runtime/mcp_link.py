@@ -72,6 +72,7 @@ class McpLink:
                     f"{sources.project.path} wants to start these MCP servers: {names}.\n"
                     "Start them? (asked again if the file changes)"))
                 approve_project(self.host.home, self.host.cwd, sources.project, approved)
+                sources.project_verdict = "approved" if approved else "denied"
                 if approved:
                     for server in sources.project.servers:
                         if server.name not in self.manager.servers:
