@@ -20,14 +20,14 @@ from .events import NoticeEvent
 
 if TYPE_CHECKING:
     from ..agent.tool import ToolDefinition
-    from .host import AgentHost
 
 log = logging.getLogger("wolli.runtime")
 DEFAULT_STARTUP_WAIT_S = 30.0  # print/json: how long the first prompt waits for servers
 
 
 class McpLink:
-    def __init__(self, host: AgentHost) -> None:
+    # ``host`` is the AgentHost (not imported: the host imports this module).
+    def __init__(self, host: Any) -> None:
         self.host = host
         self.sources = Sources()
         self.manager = McpManager(settings=host.settings, log_dir=host.home / "logs",
