@@ -114,7 +114,7 @@ def _shown(name: str) -> str:
     return name if name.isprintable() and len(name) <= 80 else json.dumps(name[:80])
 
 
-def _strings(value: Any, what: str) -> list[str]:
+def _strings(value: object, what: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -122,7 +122,7 @@ def _strings(value: Any, what: str) -> list[str]:
     return list(value)
 
 
-def _mapping(value: Any, what: str) -> dict[str, str]:
+def _mapping(value: object, what: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(v, str | int | float | bool) for v in value.values()):
@@ -130,7 +130,7 @@ def _mapping(value: Any, what: str) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
-def parse_server(name: Any, raw: Any, scope: Scope, source: str, environ: Mapping[str, str]) -> ServerConfig:
+def parse_server(name: object, raw: object, scope: Scope, source: str, environ: Mapping[str, str]) -> ServerConfig:
     """One server entry; raises ValueError with a message a person can act on."""
     if not isinstance(name, str) or not NAME_RULE.match(name):
         raise ValueError("a server name uses 1-64 letters, digits, '_', '-' or '.'")
@@ -171,9 +171,18 @@ def parse_server(name: Any, raw: Any, scope: Scope, source: str, environ: Mappin
             scope=scope, source=source,
             oauth_client_id=oauth.get("clientId") if isinstance(oauth.get("clientId"), str) else None,
             oauth_scopes=oauth.get("scopes") if isinstance(oauth.get("scopes"), str) else None,
+            oauth_callback_port=_port(oauth.get("callbackPort")),
         )
     except MissingVariable as exc:
         raise ValueError(f"the environment variable {exc} is not set (write ${{{exc}:-default}} for a default)") from None
+
+
+def _port(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= 65535:
+        raise ValueError("oauth.callbackPort must be a port number from 1024 to 65535")
+    return value
 
 
 def load_cli_config(value: str, environ: Mapping[str, str] | None = None) -> ConfigFile:

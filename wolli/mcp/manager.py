@@ -3,50 +3,66 @@
 The runtime owns one manager per host (created only when a server is configured, so a
 Wolli without MCP never imports any of this). Servers start in the background, in
 parallel; each state change is published to listeners (the front ends, RPC events) and
-the session's tools follow. What the user switches off for this agent (a server, or one
+the sessions' tools follow. What the user switches off for this agent (a server, or one
 tool of a server) is kept in the agent's ``settings.json`` under ``mcp``.
+
+Start-up does not wait for servers it already knows: each server's last list is cached
+(:mod:`.cache`), its tools are offered from that list while it connects, and a call to it
+waits until it is ready. Only servers seen for the first time are waited for (print mode).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..agent.tool import ToolDefinition
+from .cache import OfferCache, config_key
 from .oauth import LoginHandler, ShowUrl, TokenStore
-from .server import McpServer
+from .sdk_log import route_sdk_logs
+from .server import DEFAULT_CALL_WAIT, McpServer
 from .tool_search import NAME as SEARCH_NAME
-from .tool_search import estimate_tokens, make_search_tool, should_defer
-from .tools import make_tool, one_line, tool_name
-from .types import ServerConfig
+from .tool_search import SearchState, estimate_tokens, make_search_tool, should_defer
+from .tools import checked_offer, make_tool, one_line, tool_name
+from .types import ServerConfig, ServerOffer
 
 log = logging.getLogger("wolli.mcp")
 Listener = Callable[[dict[str, Any]], None]
 
 
+class McpSettings(Protocol):
+    """What the manager reads and writes of the agent's settings (``mcp.*``):
+    :class:`wolli.config.settings.Settings` is one."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def update(self, partial: dict[str, Any]) -> None: ...
+
+
 class McpManager:
-    def __init__(self, *, settings: Any, log_dir: Path | None, tokens: TokenStore | None = None,
-                 on_tools_changed: Callable[[], None] = lambda: None,
-                 context_window: Callable[[], int | None] = lambda: None) -> None:
+    def __init__(self, *, settings: McpSettings | None, log_dir: Path | None, tokens: TokenStore | None = None,
+                 cache: OfferCache | None = None, cwd: str | None = None,
+                 on_tools_changed: Callable[[], None] = lambda: None) -> None:
         self.settings = settings
         self.log_dir = log_dir
         self.tokens = tokens or TokenStore()
+        self.cache = cache or OfferCache(None)
+        self.cwd = cwd
         self.servers: dict[str, McpServer] = {}
         self.on_tools_changed = on_tools_changed
-        self.context_window = context_window
         self.listeners: list[Listener] = []
         self.started = False
-        self.loaded: list[str] = []  # deferred tools loaded by tool_search, in load order
-        self._tool_cache: dict[tuple[str, int], list[ToolDefinition]] = {}
-        self.deferred_tools: list[ToolDefinition] = []
-        self.search_active = False
+        self._keys: dict[str, str] = {}
+        self._tool_cache: dict[tuple[str, int, int], list[ToolDefinition]] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        route_sdk_logs(log_dir / "mcp-sdk.log" if log_dir else None)
 
     # ------------------------------------------------------------------ configuration
 
-    def _prefs(self) -> dict[str, Any]:
+    def _prefs(self) -> Mapping[str, Any]:
         value = self.settings.get("mcp") if self.settings is not None else None
         return value if isinstance(value, dict) else {}
 
@@ -56,15 +72,25 @@ class McpManager:
     def tool_enabled(self, server: str, tool: str) -> bool:
         return f"{server}/{tool}" not in (self._prefs().get("disabledTools") or [])
 
+    def startup_timeout(self) -> float:
+        """``mcp.startupTimeoutMs`` in seconds: how long start-up and a call wait for a server."""
+        value = self._prefs().get("startupTimeoutMs")
+        return value / 1000 if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 \
+            else DEFAULT_CALL_WAIT
+
     def add(self, config: ServerConfig) -> McpServer:
         """Add (or replace) a server; started at once when the manager already runs."""
         old = self.servers.get(config.name)
         if old is not None and old.config == config:
             return old
         if old is not None:
-            asyncio.get_running_loop().create_task(old.stop())
+            self._in_background(old.stop())
+        key = config_key(config, self.cwd)
+        self._keys[config.name] = key
+        enabled = self.server_enabled(config.name)
         server = McpServer(config, log_dir=self.log_dir, tokens=self.tokens, on_change=self._changed,
-                           enabled=self.server_enabled(config.name))
+                           enabled=enabled, cached=self.cache.get(key) if enabled else None,
+                           call_wait=self.startup_timeout)
         self.servers[config.name] = server
         if self.started and server.state != "disabled":
             server.start()
@@ -75,9 +101,14 @@ class McpManager:
         server = self.servers.pop(name, None)
         if server is None:
             return False
-        asyncio.get_running_loop().create_task(server.stop())
+        self._in_background(server.stop())
         self._changed(server, removed=True)
         return True
+
+    def _in_background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -88,18 +119,29 @@ class McpManager:
             if server.state != "disabled":
                 server.start()
 
-    async def wait_settled(self, timeout: float) -> None:
-        """Until each started server is ready or failed, at most ``timeout`` seconds."""
-        waits = [s.wait_settled() for s in self.servers.values() if not s.settled]
+    def all_known(self) -> bool:
+        """Whether every enabled server has a known (cached) list, so nothing need be waited for."""
+        return all(s.known is not None for s in self.servers.values() if s.state != "disabled")
+
+    async def wait_settled(self, timeout: float, *, known_too: bool = True) -> None:
+        """Until each started server is ready or failed, at most ``timeout`` seconds.
+        ``known_too=False``: only the servers with no known (cached) list, i.e. those whose
+        tools the first request would otherwise miss."""
+        waits = [s.wait_settled() for s in self.servers.values()
+                 if not s.settled and (known_too or s.known is None)]
         if waits:
             try:
                 await asyncio.wait_for(asyncio.gather(*waits), timeout)
             except TimeoutError:
                 pass
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, *, exiting: bool = True) -> None:
+        """Stop every server, all at once. ``exiting`` (Wolli is about to exit): each gets a
+        short grace after its stdin closes, the watchdog ends what is left (see stdio.py)."""
         self.started = False
-        await asyncio.gather(*(s.stop() for s in self.servers.values()), return_exceptions=True)
+        await asyncio.gather(*(s.stop(exiting=exiting) for s in self.servers.values()), return_exceptions=True)
+        for task in list(self._background):
+            task.cancel()
 
     # ------------------------------------------------------------------ changes
 
@@ -108,7 +150,9 @@ class McpManager:
         return lambda: self.listeners.remove(listener) if listener in self.listeners else None
 
     def _changed(self, server: McpServer, removed: bool = False) -> None:
-        self._tool_cache.clear()
+        self._tool_cache = {k: v for k, v in self._tool_cache.items() if k[0] != server.name}
+        if server.state == "ready" and not removed:
+            self._remember(server)
         status = self.status(server)
         if removed:
             status["state"] = "removed"
@@ -122,9 +166,20 @@ class McpManager:
         except Exception:
             log.exception("refreshing tools after an MCP change failed")
 
+    def _remember(self, server: McpServer) -> None:
+        """A fresh list: keep it for the next start (written only when it changed)."""
+        key = self._keys.get(server.name)
+        if key is not None and self.servers.get(server.name) is server:
+            try:
+                self.cache.put(key, server.name, checked_offer(server.offer))
+            except Exception:  # never let the cache break a connection
+                log.exception("could not cache the MCP offer of %s", server.name)
+
     # ------------------------------------------------------------------ user controls
 
     def _save_pref(self, key: str, item: str, present: bool) -> None:
+        if self.settings is None:
+            raise ValueError("no settings to save the choice in")
         values = [v for v in (self._prefs().get(key) or []) if v != item]
         if present:
             values.append(item)
@@ -154,11 +209,13 @@ class McpManager:
         server = self._server(name)
         if server.config.transport == "stdio":
             raise ValueError(f"{name} is a stdio server; only remote (http, sse) servers log in")
-        async with LoginHandler(show_url) as handler:
+        if server.state == "disabled":
+            raise ValueError(f"{name} is disabled; enable it first")
+        async with LoginHandler(show_url, port=self.tokens.callback_port(name, server.config)) as handler:
+            self.tokens.prepare_login(name, server.config, handler.redirect_uri)
             await server.restart(login=handler)
             await server.wait_settled()
-        if server.state == "ready":  # later reconnects refresh the token without a browser
-            server._login = None
+        server.forget_login()
         return server
 
     def _server(self, name: str) -> McpServer:
@@ -171,58 +228,64 @@ class McpManager:
     # ------------------------------------------------------------------ tools
 
     def all_tools(self) -> list[ToolDefinition]:
-        """Every enabled tool of every ready server, in server order."""
+        """Every enabled tool of every server with a list to offer (ready, or connecting with a
+        known list), in server order."""
         out: list[ToolDefinition] = []
         for server in self.servers.values():
-            if server.state != "ready":
+            offer = server.offered()
+            if offer is None:
                 continue
-            key = (server.name, id(server.offer))
+            key = (server.name, id(server), id(offer))
             cached = self._tool_cache.get(key)
             if cached is None:
-                cached = [make_tool(server, info) for info in server.offer.tools
+                cached = [make_tool(server, info, checked=offer.schemas_checked) for info in offer.tools
                           if self.tool_enabled(server.name, info.name)]
                 self._tool_cache[key] = cached
             out.extend(cached)
         return out
 
-    def tools(self) -> list[ToolDefinition]:
-        """What the session offers the model: all tools, or (tool search) the loaded ones
-        after a ``tool_search`` tool listing the rest."""
+    def tools(self, search: SearchState, context_window: int | None, on_loaded: Callable[[], None]) -> list[ToolDefinition]:
+        """What one session offers the model: all tools, or (tool search) a ``tool_search``
+        tool listing the deferred ones, then the ones ``search`` has loaded, in load order.
+        ``on_loaded`` runs when the model loads more (the session re-reads its tools)."""
         tools = self.all_tools()
         prefs = self._prefs()
-        self.search_active = should_defer(tools, prefs.get("toolSearch", "auto"),
-                                          prefs.get("toolSearchThreshold"), self.context_window())
-        if not self.search_active:
-            self.deferred_tools = []
+        search.active = should_defer(tools, prefs.get("toolSearch", "auto"), prefs.get("toolSearchThreshold"),
+                                     context_window)
+        if not search.active:
             return tools
         by_name = {t.name: t for t in tools}
-        self.deferred_tools = [t for t in tools if t.name not in self.loaded]
-        listing = "\n".join(f"- {t.name}: {self._one_line(t)}" for t in self.deferred_tools)
-        search = make_search_tool(lambda: self.deferred_tools, listing, self._load)
-        return [search, *(by_name[n] for n in self.loaded if n in by_name)]
+        lines = self._one_lines()
+        # Every tool, loaded or not: the listing (the search tool's description) stays the
+        # same as tools load, so the prefix a provider caches does too.
+        listing = "\n".join(f"- {t.name}: {lines.get(t.name) or t.description[:120]}" for t in tools)
 
-    def _one_line(self, tool: ToolDefinition) -> str:
+        def load(names: list[str]) -> None:
+            if search.load(names):
+                on_loaded()
+
+        tool = make_search_tool(self.all_tools, listing, load)
+        return [tool, *(by_name[n] for n in search.loaded if n in by_name)]
+
+    def _one_lines(self) -> dict[str, str]:
+        out: dict[str, str] = {}
         for server in self.servers.values():
-            for info in server.offer.tools:
-                if tool_name(server.name, info.name) == tool.name:
-                    return one_line(info)
-        return tool.description[:120]
+            offer = server.offered()
+            for info in offer.tools if offer is not None else []:
+                out[tool_name(server.name, info.name)] = one_line(info)
+        return out
 
-    def _load(self, names: list[str]) -> None:
-        added = [n for n in names if n not in self.loaded]
-        if added:
-            self.loaded.extend(added)
-            self.on_tools_changed()
-
-    def token_estimate(self) -> dict[str, int]:
-        """Tokens the MCP tools cost each request, all of them and as offered now."""
-        return {"all": estimate_tokens(self.all_tools()), "offered": estimate_tokens(self.tools())}
+    def token_estimate(self, search: SearchState | None = None, context_window: int | None = None) -> dict[str, int]:
+        """Tokens the MCP tools cost each request: all of them, and as offered to a session
+        with ``search`` (a fresh session when None)."""
+        offered = self.tools(search or SearchState(), context_window, lambda: None)
+        return {"all": estimate_tokens(self.all_tools()), "offered": estimate_tokens(offered)}
 
     # ------------------------------------------------------------------ views
 
     def status(self, server: McpServer) -> dict[str, Any]:
         config = server.config
-        offer = server.offer if server.state == "ready" else None
+        offer: ServerOffer | None = server.offer if server.state == "ready" else None
         return {
             "name": server.name, "state": server.state, "error": server.error, "transport": config.transport,
             "target": config.target, "scope": config.scope, "source": config.source,
@@ -252,7 +315,7 @@ class McpManager:
             return fh.read().decode("utf-8", "replace")
 
 
-def report(servers: list[dict[str, Any]], *, search: dict[str, Any] | None = None) -> str:
+def report(servers: list[dict[str, Any]], *, search: Mapping[str, Any] | None = None) -> str:
     """The text ``/mcp`` and ``wolli mcp list`` show: one block a server."""
     if not servers:
         return ("No MCP servers are configured. Add them to mcp.json in the agent home or .mcp.json in the "

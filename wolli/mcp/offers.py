@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..tools.truncate import DEFAULT_MAX_BYTES, format_size
 from .tools import prompt_command
@@ -24,12 +25,12 @@ _REF = re.compile(r"(?<![\w@])@([A-Za-z0-9_.-]+):(\S+)")
 
 
 def resource_refs(manager: McpManager) -> list[dict[str, str]]:
-    """Completion items: ``@server:uri`` for every resource of every ready server."""
+    """Completion items: ``@server:uri`` for every resource a server offers (or, while it
+    connects, offered last time)."""
     items = []
     for server in manager.servers.values():
-        if server.state != "ready":
-            continue
-        for res in server.offer.resources:
+        offer = server.offered()
+        for res in offer.resources if offer is not None else []:
             items.append({"value": f"@{server.name}:{res.uri}", "label": f"{server.name}:{res.uri}",
                           "description": res.description or res.name})
     return items
@@ -70,6 +71,17 @@ def _contents_text(contents: list[dict[str, Any]]) -> str:
             size = len(item.get("blob") or "") * 3 // 4
             parts.append(f"[binary {item.get('mimeType', 'data')}, {format_size(size)}]")
     return "\n".join(parts)
+
+
+class MessageSender(Protocol):
+    def send_user_message(self, content: str) -> Awaitable[object]: ...
+
+
+class CommandCaller(Protocol):
+    """The ``ctx`` a command runs with (an extension command's context): its session."""
+
+    @property
+    def session(self) -> MessageSender: ...
 
 
 @dataclass
@@ -123,15 +135,15 @@ class PromptCommand:
                 parts.append(_contents_text([content.get("resource") or {}]))
         return "\n\n".join(p for p in parts if p)
 
-    async def run(self, args: str, ctx: Any) -> None:
+    async def run(self, args: str, ctx: CommandCaller) -> None:
         await ctx.session.send_user_message(await self.render(args))
 
 
 def prompt_commands(manager: McpManager) -> dict[str, PromptCommand]:
     out: dict[str, PromptCommand] = {}
     for server in manager.servers.values():
-        if server.state == "ready":
-            for prompt in server.offer.prompts:
-                command = PromptCommand(manager, server.name, prompt)
-                out[command.name] = command
+        offer = server.offered()  # a server still connecting has its cached prompts; running one waits
+        for prompt in offer.prompts if offer is not None else []:
+            command = PromptCommand(manager, server.name, prompt)
+            out[command.name] = command
     return out

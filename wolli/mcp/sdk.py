@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
 import httpx2
 import mcp_types
 from mcp import Client
+from mcp.client._transport import TransportStreams
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.auth.exceptions import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.client.session import IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
@@ -46,6 +49,7 @@ from .types import (
     McpError,
     NeedsLogin,
     OnListChanged,
+    OnProgress,
     PromptArgumentInfo,
     PromptInfo,
     PromptMessageInfo,
@@ -69,7 +73,7 @@ _LIST_CHANGED = {
 
 @contextlib.asynccontextmanager
 async def _stdio_streams(config: ServerConfig, log: StderrLog, started: Callable[[StdioProcess], None]
-                         ) -> AsyncIterator[Any]:
+                         ) -> AsyncIterator[TransportStreams]:
     """The SDK's transport shape over Wolli's supervised child: (read stream, write stream)."""
     try:
         process = await StdioProcess.start(config.command, list(config.args), dict(config.env), config.cwd, log)
@@ -142,7 +146,7 @@ class _Storage(TokenStorage):
         return OAuthToken.model_validate(data) if data else None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.store.set(self.server, "tokens", tokens.model_dump(mode="json", exclude_none=True))
+        self.store.set_tokens(self.server, tokens.model_dump(mode="json", exclude_none=True))
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         data = self.store.get(self.server, "client")
@@ -152,24 +156,44 @@ class _Storage(TokenStorage):
         self.store.set(self.server, "client", client_info.model_dump(mode="json", exclude_none=True))
 
 
-def _oauth(config: ServerConfig, store: TokenStore, login: LoginHandler | None) -> OAuthClientProvider:
-    """The SDK's provider. Without ``login`` (a background connect) a server that wants a
-    new authorization ends the attempt with :class:`NeedsLogin` instead of opening a browser."""
-    if config.oauth_client_id and store.get(config.name, "client") is None:
-        store.set(config.name, "client", {"client_id": config.oauth_client_id,
-                                          "redirect_uris": [login.redirect_uri if login else "http://127.0.0.1/"],
-                                          "token_endpoint_auth_method": "none"})
+class _Provider(OAuthClientProvider):
+    """The SDK's provider, told when the stored access token runs out: the SDK keeps the
+    expiry only in memory, so without this a later start would send an expired token, be
+    refused, and ask for a new login although the refresh token still works."""
+
+    def __init__(self, *args: Any, store: TokenStore, server: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._store, self._server = store, server
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        expires_at = self._store.expires_at(self._server)
+        if expires_at is not None:
+            self.context.token_expiry_time = expires_at
+
+
+def _own_authorization(config: ServerConfig) -> bool:
+    return any(key.lower() == "authorization" for key, _ in config.headers)
+
+
+def _oauth(config: ServerConfig, store: TokenStore, login: LoginHandler | None) -> OAuthClientProvider | None:
+    """The SDK's OAuth provider, or None when the configuration sends its own
+    ``Authorization`` header (then a refusal is that header's fault, not a login's). Without
+    ``login`` (a background connect) a server that wants a new authorization ends the
+    attempt with :class:`NeedsLogin` instead of opening a browser."""
+    if _own_authorization(config):
+        return None
 
     async def redirect(url: str) -> None:
         if login is None:
-            raise NeedsLogin(f"needs login: run /mcp login {config.name}")
+            raise NeedsLogin("needs login")
         await login.open(url)
 
     async def callback() -> AuthorizationCodeResult:
         if login is None:
-            raise NeedsLogin(f"needs login: run /mcp login {config.name}")
-        code, state = await login.wait_for_code()
-        return AuthorizationCodeResult(code=code, state=state)
+            raise NeedsLogin("needs login")
+        found = await login.wait_for_code()
+        return AuthorizationCodeResult(code=found.code, state=found.state, iss=found.iss)
 
     metadata = OAuthClientMetadata(
         client_name=f"Wolli {__version__}",
@@ -179,8 +203,8 @@ def _oauth(config: ServerConfig, store: TokenStore, login: LoginHandler | None) 
         token_endpoint_auth_method="none",
         scope=config.oauth_scopes,
     )
-    return OAuthClientProvider(config.url, metadata, _Storage(store, config.name),
-                               redirect_handler=redirect, callback_handler=callback)
+    return _Provider(config.url, metadata, _Storage(store, config.name), redirect_handler=redirect,
+                     callback_handler=callback, store=store, server=config.name)
 
 
 # ---------------------------------------------------------------------------- the client
@@ -207,9 +231,14 @@ class SdkClient:
                 offer.resources = [_resource(r) for r in await _pages(client.list_resources)]
         return offer
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        on_progress: OnProgress | None = None) -> CallOutcome:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(progress, total, message)
+
         with _errors():
-            result = await self._client.call_tool(name, arguments)
+            result = await self._client.call_tool(name, arguments, progress_callback=progress if on_progress else None)
         content = [_dump(block) for block in result.content]
         return CallOutcome(content=content, structured=result.structured_content, is_error=bool(result.is_error))
 
@@ -236,31 +265,51 @@ async def connect(
 ) -> AsyncIterator[SdkClient]:
     """A connected client for ``config``; leaving the block closes it (and stops a child)."""
 
-    async def on_message(message: Any) -> None:
+    async def on_message(message: IncomingMessage) -> None:
         method = getattr(getattr(message, "root", message), "method", None)
         if on_list_changed is not None and method in _LIST_CHANGED:
             result = on_list_changed()
             if inspect.isawaitable(result):
                 await result
 
+    refused: list[int] = []
+
+    async def note_refusal(response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            refused.append(response.status_code)
+
     async with contextlib.AsyncExitStack() as stack:
-        transport: Any
+        transport: AbstractAsyncContextManager[TransportStreams]
         if config.transport == "stdio":
             transport = _stdio_streams(config, log, on_process)
         else:
-            auth = _oauth(config, tokens, login)
+            # OAuth only once there is something to use (stored tokens) or a login running: a
+            # background connect never registers a client or starts a flow on its own.
+            auth = _oauth(config, tokens, login) if login is not None or tokens.has_tokens(config.name) else None
             headers = dict(config.headers)
             timeout = httpx2.Timeout(CONNECT_TIMEOUT, read=None)
             if config.transport == "http":
-                http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout))
+                # The transport turns a refusal into a bare "error response": note the status.
+                hooks = {"response": [note_refusal]} if auth is None else {}
+                http = await stack.enter_async_context(httpx2.AsyncClient(
+                    headers=headers, auth=auth, timeout=timeout, event_hooks=hooks))
                 transport = streamable_http_client(config.url, http_client=http)
             else:
                 transport = sse_client(config.url, headers=headers, auth=auth, timeout=CONNECT_TIMEOUT,
                                        sse_read_timeout=24 * 3600)
         client = Client(transport, message_handler=on_message, cache=None,
                         client_info=mcp_types.Implementation(name="wolli", version=__version__))
-        with _errors():
-            await stack.enter_async_context(client)
+        try:
+            with _errors():
+                await stack.enter_async_context(client)
+        except McpError as exc:
+            refusal = refused[-1] if refused else 401 if isinstance(exc, NeedsLogin) else None
+            if refusal is not None and _own_authorization(config):
+                raise McpError(f"the server refused the credentials (HTTP {refusal}): check the Authorization "
+                               f"header in {config.source or 'its configuration'}") from None
+            if refusal == 401 and config.transport != "stdio":
+                raise NeedsLogin("needs login") from None
+            raise
         yield SdkClient(client)
 
 
@@ -268,7 +317,7 @@ async def connect(
 
 
 @contextlib.contextmanager
-def _errors() -> Any:
+def _errors() -> Iterator[None]:
     """SDK and transport failures as :class:`McpError` with a short reason."""
     try:
         yield
@@ -296,7 +345,7 @@ def _errors() -> Any:
         raise McpError(_describe(exc)) from None
 
 
-def _first_leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
     for exc in group.exceptions:
         if isinstance(exc, BaseExceptionGroup):
             return _first_leaf(exc)
@@ -334,7 +383,7 @@ def _dump(model: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"type": "text", "text": str(data)}
 
 
-def _tool(tool: Any) -> ToolInfo:
+def _tool(tool: mcp_types.Tool) -> ToolInfo:
     notes = tool.annotations
     return ToolInfo(
         name=tool.name, description=tool.description or "", input_schema=dict(tool.input_schema or {}),
@@ -344,11 +393,11 @@ def _tool(tool: Any) -> ToolInfo:
     )
 
 
-def _prompt(prompt: Any) -> PromptInfo:
+def _prompt(prompt: mcp_types.Prompt) -> PromptInfo:
     return PromptInfo(name=prompt.name, description=prompt.description or "", arguments=tuple(
         PromptArgumentInfo(a.name, a.description or "", bool(a.required)) for a in prompt.arguments or []))
 
 
-def _resource(resource: Any) -> ResourceInfo:
+def _resource(resource: mcp_types.Resource) -> ResourceInfo:
     return ResourceInfo(uri=str(resource.uri), name=resource.name or str(resource.uri),
                         description=resource.description or "", mime_type=resource.mime_type)

@@ -7,21 +7,29 @@ its connection closed) is reconnected with exponential back-off (1 s, 2 s, 4 s â
 most :data:`MAX_RECONNECTS` times); one that never came up stays ``failed`` until the user
 asks for a reconnect, so a missing command is reported once, not every second.
 
-A call made while the server is not ready, one that the server crashes in the middle of,
-and one that returns garbage all end as :class:`~.types.McpError` with one line of reason,
+While it connects, a server may already have a *known* list: the one cached from an earlier
+run (:mod:`.cache`) or the one it had before it dropped. Its tools are offered from that list
+at once; a call made before the server is ready waits for it (at most the start-up timeout),
+and a call to a tool the fresh list no longer has is a clear error for the model.
+
+A call that the server crashes in the middle of, one that returns garbage, and one to a
+server that never came up all end as :class:`~.types.McpError` with one line of reason,
 which the tool turns into an error result for the model.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..ai.abort import AbortSignal
 from .oauth import LoginHandler, TokenStore
 from .stdio import StderrLog, StdioProcess
 from .types import (
@@ -29,6 +37,7 @@ from .types import (
     McpClient,
     McpError,
     NeedsLogin,
+    OnProgress,
     PromptMessageInfo,
     ServerConfig,
     ServerOffer,
@@ -43,37 +52,59 @@ MAX_RECONNECTS = 6
 BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 CONNECT_TIMEOUT = 60.0  # npx may download the package on its first start
+DEFAULT_CALL_WAIT = 30.0  # a call to a server still connecting waits this long (mcp.startupTimeoutMs)
+EXIT_TASK_WAIT = 0.05  # at exit, how long a server's connection may take to wind down
 
-_sdk: ModuleType | None = None
-_sdk_lock: asyncio.Lock | None = None
+_sdk_import: concurrent.futures.Future[ModuleType] | None = None
+_sdk_import_lock = threading.Lock()
+
+
+def _import_sdk() -> concurrent.futures.Future[ModuleType]:
+    """Start importing the adapter (and the SDK, ~0.5 s) in a daemon thread, once per process.
+
+    A daemon thread, not the loop's executor: ``asyncio.run`` joins its executor at exit, so
+    a quick ``-p`` run would wait for an import nobody needs any more."""
+    global _sdk_import
+    with _sdk_import_lock:
+        if _sdk_import is None:
+            future: concurrent.futures.Future[ModuleType] = concurrent.futures.Future()
+
+            def work() -> None:
+                try:
+                    future.set_result(importlib.import_module("wolli.mcp.sdk"))
+                except BaseException as exc:  # reported to every server that waits for it
+                    future.set_exception(exc)
+
+            threading.Thread(target=work, name="wolli-mcp-sdk-import", daemon=True).start()
+            _sdk_import = future
+        return _sdk_import
 
 
 async def load_sdk() -> ModuleType:
-    """The adapter module, imported once in a worker thread (the SDK takes ~0.5 s); the
-    servers starting together wait for that one import."""
-    global _sdk, _sdk_lock
-    if _sdk is not None:
-        return _sdk
-    if _sdk_lock is None:
-        _sdk_lock = asyncio.Lock()
-    async with _sdk_lock:
-        if _sdk is None:
-            _sdk = await asyncio.to_thread(importlib.import_module, "wolli.mcp.sdk")
-        return _sdk
+    """The adapter module; the servers starting together wait for the one import."""
+    future = _import_sdk()
+    if future.done():
+        return future.result()
+    return await asyncio.wrap_future(future)
 
 
 class McpServer:
     def __init__(self, config: ServerConfig, *, log_dir: Path | None, tokens: TokenStore,
-                 on_change: Callable[[McpServer], None], enabled: bool = True) -> None:
+                 on_change: Callable[[McpServer], None], enabled: bool = True,
+                 cached: ServerOffer | None = None,
+                 call_wait: Callable[[], float] = lambda: DEFAULT_CALL_WAIT) -> None:
         self.config = config
         self.name = config.name
         self.tokens = tokens
         tokens.bind(config.name, config.url)
         self.log = StderrLog(log_dir / f"mcp-{config.name}.log" if log_dir else None)
         self.on_change = on_change
+        self.call_wait = call_wait
         self.state: State = "connecting" if enabled else "disabled"
         self.error: str | None = None
         self.offer = ServerOffer()
+        # The list to offer while connecting: from the cache, or the one before a drop.
+        self.known: ServerOffer | None = cached
         self.client: McpClient | None = None
         self.process: StdioProcess | None = None
         self.connected_at: float | None = None
@@ -83,7 +114,13 @@ class McpServer:
         self._dropped = asyncio.Event()
         self._refresh = asyncio.Event()
         self._settled = asyncio.Event()
+        self._not_connecting = asyncio.Event()  # set whenever the state is not "connecting"
+        if self.state != "connecting":
+            self._not_connecting.set()
         self._login: LoginHandler | None = None
+        self._refresh_tried = False
+        self._exiting = False
+        self._watchers: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ life cycle
 
@@ -93,25 +130,43 @@ class McpServer:
         self._stop = asyncio.Event()
         self._settled = asyncio.Event()
         self._login = login
+        self._exiting = False
         self._set("connecting")
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.name}")
 
-    async def stop(self, state: State = "stopped") -> None:
+    async def stop(self, state: State = "stopped", *, exiting: bool = False) -> None:
+        """End the connection. ``exiting``: Wolli is about to exit, so the server gets a short
+        grace after its stdin closes and is then left to the watchdog (see :meth:`StdioProcess.stop`)."""
+        self._exiting = exiting
         self._stop.set()
+        process = self.process
+        if exiting and process is not None:
+            process.exiting = True
+            await process.stop()
         task = self._task
         if task is not None and not task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(task), 10)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-        if self.process is not None and self.process.returncode is None:
+            if exiting and process is None:
+                task.cancel()  # still loading the SDK or connecting: nothing to wind down
+            else:
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), EXIT_TASK_WAIT if exiting else 10)
+                except (TimeoutError, asyncio.CancelledError):
+                    task.cancel()
+        for watcher in list(self._watchers):
+            watcher.cancel()
+        if self.process is not None and self.process.returncode is None and not exiting:
             self.process.kill_now()
         self.client = None
         self._set(state)
 
+    def forget_login(self) -> None:
+        """Later reconnects refresh the token themselves, without a browser."""
+        self._login = None
+
     async def restart(self, login: LoginHandler | None = None) -> None:
         await self.stop("connecting")
         self.attempts = 0
+        self._refresh_tried = False
         self.start(login)
 
     async def wait_settled(self) -> None:
@@ -122,10 +177,24 @@ class McpServer:
     def settled(self) -> bool:
         return self._settled.is_set() or self.state in ("disabled", "stopped")
 
+    def offered(self) -> ServerOffer | None:
+        """The list whose tools the model sees now: the live one when ready, the known one
+        while connecting, none otherwise."""
+        if self.state == "ready":
+            return self.offer
+        if self.state == "connecting":
+            return self.known
+        return None
+
     def _set(self, state: State, error: str | None = None) -> None:
         self.state, self.error = state, error
-        if state != "connecting":
+        if state == "connecting":
+            self._not_connecting.clear()
+        else:
+            self._not_connecting.set()
             self._settled.set()
+        if state in ("failed", "needs-login", "disabled", "stopped"):
+            self.known = None  # its tools leave the next request; a reconnect starts afresh
         try:
             self.on_change(self)
         except Exception:
@@ -139,6 +208,8 @@ class McpServer:
             outcome = await self._session_once()
             if self._stop.is_set():
                 return
+            if outcome == "retry":
+                continue
             if outcome == "needs-login" or not (was_ready or self.connected_at):
                 return  # never came up: reported once; /mcp reconnects
             was_ready = True
@@ -152,6 +223,7 @@ class McpServer:
             except TimeoutError:
                 pass
             delay = min(delay * 2, BACKOFF_MAX)
+            self.known = self.offer if self.offer.tools else None
             self._set("connecting", self.error)
 
     async def _session_once(self) -> str:
@@ -162,15 +234,20 @@ class McpServer:
         except Exception as exc:  # the SDK is missing or broken: say so, do not crash
             self._set("failed", f"the MCP SDK could not be loaded: {exc}")
             return "failed"
+        if self._stop.is_set():
+            return "stopped"
         try:
+            # An interactive login also waits for the person in the browser.
+            allowed = CONNECT_TIMEOUT + (self._login.timeout if self._login is not None else 0)
             async with asyncio.timeout(None) as deadline:
-                deadline.reschedule(asyncio.get_running_loop().time() + CONNECT_TIMEOUT)
+                deadline.reschedule(asyncio.get_running_loop().time() + allowed)
                 async with sdk.connect(self.config, log=self.log, tokens=self.tokens, login=self._login,
                                        on_list_changed=self._refresh.set, on_process=self._watch_process) as client:
                     offer = await client.offer()
                     deadline.reschedule(None)
                     self.client, self.offer, self.connected_at = client, offer, time.monotonic()
                     self.attempts = 0 if self.attempts > 1 else self.attempts
+                    self._refresh_tried = False
                     self._set("ready")
                     self.log.note(f"ready: {len(offer.tools)} tools, {len(offer.prompts)} prompts, "
                                   f"{len(offer.resources)} resources")
@@ -180,10 +257,11 @@ class McpServer:
             self._set("failed", self._exit_reason("disconnected"))
             return "dropped"
         except NeedsLogin as exc:
-            self._set("needs-login", str(exc))
-            return "needs-login"
+            if self._stop.is_set():
+                return "stopped"
+            return self._needs_login(str(exc))
         except TimeoutError:
-            self._set("failed", f"no answer within {CONNECT_TIMEOUT:g} s")
+            self._set("failed", f"no answer within {allowed:g} s")
             return "failed"
         except McpError as exc:
             self._set("failed", self._exit_reason(str(exc)))
@@ -195,6 +273,22 @@ class McpServer:
         finally:
             self.client = None
             self.process = None
+
+    def _needs_login(self, reason: str) -> str:
+        """A refused token: refresh it once if there is a refresh token, else ask for a login."""
+        if self._login is not None:  # an interactive login that failed: its reason as it is
+            self._set("needs-login", reason)
+            return "needs-login"
+        if not self._refresh_tried and self.tokens.can_refresh(self.name):
+            self._refresh_tried = True
+            self.tokens.expire(self.name)  # the next attempt refreshes before its first request
+            return "retry"
+        if self.tokens.has_tokens(self.name):
+            line = f"the saved login was refused (expired or revoked); run /mcp login {self.name}"
+        else:
+            line = f"run /mcp login {self.name} (or wolli mcp login {self.name})"
+        self._set("needs-login", line)
+        return "needs-login"
 
     async def _serve(self, client: McpClient) -> None:
         """Hold the connection until stop, drop, or a list change (then read the lists again)."""
@@ -216,13 +310,17 @@ class McpServer:
 
     def _watch_process(self, process: StdioProcess) -> None:
         self.process = process
+        if self._exiting:
+            process.exiting = True
 
         async def watch() -> None:
             while process.returncode is None:
                 await asyncio.sleep(0.1)
             self._dropped.set()
 
-        asyncio.get_running_loop().create_task(watch())
+        task = asyncio.get_running_loop().create_task(watch())
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
 
     def _exit_reason(self, reason: str) -> str:
         process = self.process
@@ -234,16 +332,38 @@ class McpServer:
 
     # ------------------------------------------------------------------ calls
 
-    def _ready_client(self) -> McpClient:
+    async def wait_ready(self, signal: AbortSignal | None = None) -> McpClient:
+        """The live client; while the server is connecting, wait for it (at most the start-up
+        timeout, or until ``signal`` aborts). A server whose start was put off (print mode
+        with a warm cache) is started now."""
+        if self._task is None and self.state == "connecting":
+            self.start()
+        if self.state == "connecting":
+            waits: set[asyncio.Future[object]] = {asyncio.ensure_future(self._not_connecting.wait())}
+            if signal is not None:
+                waits.add(asyncio.ensure_future(signal.wait()))
+            try:
+                await asyncio.wait(waits, timeout=self.call_wait(), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            if signal is not None and signal.aborted:
+                raise McpError("the call was cancelled")
         if self.state != "ready" or self.client is None:
+            if self.state == "connecting":
+                raise McpError(f"MCP server {self.name} is still starting (waited {self.call_wait():g} s)")
             why = f": {self.error}" if self.error else ""
             raise McpError(f"MCP server {self.name} is not connected ({self.state}{why})")
         return self.client
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], signal: Any = None) -> CallOutcome:
+    async def call_tool(self, name: str, arguments: dict[str, Any], signal: AbortSignal | None = None,
+                        on_progress: OnProgress | None = None) -> CallOutcome:
         """Call ``name``; the abort signal cancels the request (the server is told so)."""
-        client = self._ready_client()
-        call = asyncio.ensure_future(client.call_tool(name, arguments))
+        client = await self.wait_ready(signal)
+        if not any(tool.name == name for tool in self.offer.tools):
+            raise McpError(f"MCP server {self.name} no longer offers the tool {name!r} (its tool list changed "
+                           "since it was cached); use one of the tools you have now")
+        call = asyncio.ensure_future(client.call_tool(name, arguments, on_progress))
         dropped = asyncio.ensure_future(self._dropped.wait())
         remove = signal.add_listener(lambda: _cancel_soon(call)) if signal is not None else None
         try:
@@ -263,10 +383,10 @@ class McpServer:
         return call.result()
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
-        return await self._ready_client().read_resource(uri)
+        return await (await self.wait_ready()).read_resource(uri)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[PromptMessageInfo]:
-        return await self._ready_client().get_prompt(name, arguments)
+        return await (await self.wait_ready()).get_prompt(name, arguments)
 
     # ------------------------------------------------------------------ view
 
@@ -274,12 +394,14 @@ class McpServer:
         if self.state == "ready":
             n = len(self.offer.tools)
             return f"ready, {n} tool{'s' if n != 1 else ''}"
-        if self.error and self.state in ("failed", "needs-login", "connecting"):
+        if self.state == "needs-login":
+            return f"needs login: {self.error}" if self.error else "needs login"
+        if self.error and self.state in ("failed", "connecting"):
             return f"{self.state}: {self.error}"
         return self.state
 
 
-def _cancel_soon(task: asyncio.Future[Any]) -> None:
+def _cancel_soon(task: asyncio.Future[CallOutcome]) -> None:
     """Abort signals may fire from any thread: cancel on the task's own loop."""
     try:
         task.get_loop().call_soon_threadsafe(task.cancel)

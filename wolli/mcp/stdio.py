@@ -27,6 +27,9 @@ from ..tools.supervisor import Supervision, supervise
 MAX_LINE = 32 * 1024 * 1024  # one JSON-RPC message
 STOP_GRACE = 1.0  # after closing stdin, before SIGTERM
 KILL_GRACE = 1.0  # after SIGTERM, before SIGKILL
+# The same two when Wolli is exiting: a server that needs more is left to the watchdog.
+EXIT_GRACE = 0.03
+EXIT_TERM_GRACE = 0.05
 LOG_MAX_BYTES = 1024 * 1024  # the stderr log is cut in half past this
 _TAIL_LINES = 50
 
@@ -71,6 +74,8 @@ class StdioProcess:
         self.unit = unit
         self.log = log
         self.pid = proc.pid
+        self.exiting = False  # Wolli is exiting: stop quickly (see stop)
+        self._stopping: asyncio.Future[None] | None = None
         self._stderr_task = asyncio.ensure_future(self._pump_stderr())
 
     @classmethod
@@ -125,23 +130,41 @@ class StdioProcess:
         return self.proc.returncode
 
     async def stop(self) -> None:
-        """Close stdin, give the server a moment, then end its whole tree."""
+        """End the server; a second call waits for the first.
+
+        Normally: close stdin, give the server a moment, then end its whole tree (SIGTERM,
+        then SIGKILL). When Wolli is exiting (:attr:`exiting`) it must not wait a second per
+        server: stdin is closed, the server gets :data:`EXIT_GRACE`, and one still running
+        gets SIGTERM and is left registered with the watchdog, which ends what is left of
+        its tree (SIGKILL after a grace) as soon as Wolli has gone. (A Python server takes
+        ~0.2 s to exit after its stdin closes, ~10 ms after SIGTERM.)"""
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop_once())
+        await asyncio.shield(self._stopping)
+
+    async def _stop_once(self) -> None:
         proc = self.proc
+        handed_over = False
         try:
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.close()
-            await self._exited(STOP_GRACE)
+            await self._exited(EXIT_GRACE if self.exiting else STOP_GRACE)
             tracked = live_tree(self.pid, set())
             if tracked or proc.returncode is None:
                 signal_tree(self.pid, tracked, signals.SIGTERM)
-                await self._exited(KILL_GRACE, tracked)
+                await self._exited(EXIT_TERM_GRACE if self.exiting else KILL_GRACE, tracked)
+                if self.exiting:
+                    handed_over = proc.returncode is None or bool(live_tree(self.pid, tracked))
+                    return
                 signal_tree(self.pid, live_tree(self.pid, tracked), signals.SIGKILL)
                 await self._exited(KILL_GRACE)
         finally:
-            self.unit.release()
+            if not handed_over:
+                self.unit.release()
             self._stderr_task.cancel()
             code = proc.returncode
-            self.log.note(f"stopped (exit code {code})" if code is not None else "stopped")
+            self.log.note(f"stopped (exit code {code})" if code is not None else
+                          "stopping (SIGTERM; the watchdog ends it after Wolli exits)" if handed_over else "stopped")
 
     async def _exited(self, timeout: float, tree: set[int] | None = None) -> None:
         """Wait until the server (and ``tree``) is gone, at most ``timeout``. Polls: asyncio's
@@ -151,7 +174,7 @@ class StdioProcess:
         while loop.time() < deadline:
             if self.proc.returncode is not None and not (tree and live_tree(self.pid, tree)):
                 return
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005 if self.exiting else 0.02)
 
     def kill_now(self) -> None:
         """Synchronous last resort (the loop is closing): SIGKILL the tree at once."""

@@ -10,22 +10,56 @@ name or by keywords), and from then on those tools are offered as ordinary tools
 Prompt caches hold a request's prefix. Everything already sent stays byte for byte the
 same: the full definitions arrive *appended* to the conversation (the tool result), and a
 loaded tool is added *after* every tool already offered, never before, and never removed
-again during the process's life, so each request extends the previous one.
+again, so each request extends the previous one.
+
+What a session has loaded is that session's own (:class:`SearchState`): two sessions of one
+Wolli never share it, and a resumed session gets back what it had loaded from its own
+history (each ``tool_search`` result records the names it loaded), so its requests start
+with the same tools, in the same order, as before and the provider's cache still holds.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.tool import ToolDefinition, ToolResult
-from ..ai.types import TextContent
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
+from ..ai.types import TextContent, ToolResultMessage
 
 NAME = "tool_search"
 DEFAULT_THRESHOLD = 0.10
 MAX_RESULTS = 8
+
+
+@dataclass
+class SearchState:
+    """One session's tool search: the deferred tools it loaded, in load order, and whether
+    search applied to its last tool set."""
+
+    loaded: list[str] = field(default_factory=list)
+    active: bool = False
+
+    def load(self, names: Iterable[str]) -> bool:
+        """Add ``names`` after those loaded before; returns whether anything was new."""
+        added = [n for n in names if n not in self.loaded]
+        self.loaded.extend(added)
+        return bool(added)
+
+    @classmethod
+    def from_history(cls, messages: Iterable[object]) -> SearchState:
+        """What a session had loaded, read back from its ``tool_search`` results in order."""
+        state = cls()
+        for message in messages:
+            if isinstance(message, ToolResultMessage) and message.tool_name == NAME and not message.is_error \
+                    and isinstance(message.details, dict):
+                names = message.details.get("loaded")
+                if isinstance(names, list):
+                    state.load(n for n in names if isinstance(n, str))
+        return state
 
 
 def estimate_tokens(tools: list[ToolDefinition]) -> int:
@@ -34,7 +68,7 @@ def estimate_tokens(tools: list[ToolDefinition]) -> int:
                               ensure_ascii=False)) for t in tools) // 4
 
 
-def should_defer(tools: list[ToolDefinition], mode: Any, threshold: Any, context_window: int | None) -> bool:
+def should_defer(tools: list[ToolDefinition], mode: object, threshold: object, context_window: int | None) -> bool:
     if not tools or mode == "off" or mode is False:
         return False
     if mode == "on" or mode is True:
@@ -66,17 +100,18 @@ def search(tools: list[ToolDefinition], query: str, names: list[str] | None = No
     return [tool for _, _, tool in scored[:MAX_RESULTS]]
 
 
-def make_search_tool(deferred: Callable[[], list[ToolDefinition]], listing: str,
+def make_search_tool(candidates: Callable[[], list[ToolDefinition]], listing: str,
                      load: Callable[[list[str]], None]) -> ToolDefinition:
     description = (
-        "Load the full definitions of tools from MCP servers that are not loaded yet, then call them by "
-        "name. Ask with keywords (e.g. 'git log') or exactly with 'select:<name>,<name>'. Tools you can load:\n"
+        "Load the full definitions of tools from MCP servers, then call them by name. Ask with keywords "
+        "(e.g. 'git log') or exactly with 'select:<name>,<name>'. Tools you can load:\n"
         + listing
     )
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any, ctx: Any) -> ToolResult:
+    async def execute(tool_call_id: str, params: dict[str, Any], signal: AbortSignal | None,
+                      on_update: OnUpdate | None, ctx: object) -> ToolResult:
         query = str(params.get("query") or "")
-        found = search(deferred(), query, params.get("names"))
+        found = search(candidates(), query, params.get("names"))
         if not found:
             return ToolResult(content=[TextContent(text=f"No tool matches {query!r}. The tools you can load "
                                                         "are listed in this tool's description.")])

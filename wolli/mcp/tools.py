@@ -14,6 +14,7 @@ the same limits and notes as the built-in tools, the whole of it saved to a file
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,12 +22,15 @@ import re
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from ..agent.tool import ToolDefinition, ToolResult
+from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import ImageContent, TextContent
 from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
-from .types import CallOutcome, ToolInfo
+from .types import CallOutcome, ServerOffer, ToolInfo
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
     from .server import McpServer
 
 PREFIX = "mcp__"
@@ -48,20 +52,30 @@ def prompt_command(server: str, prompt: str) -> str:
     return tool_name(server, prompt)
 
 
+_OPEN_OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": True}
+_meta_validator: Draft202012Validator | None = None
+
+
 def safe_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The server's input schema when it is a valid JSON schema of an object; otherwise an
     open object (the server still validates), so one odd tool cannot break the request."""
-    import jsonschema
-
+    global _meta_validator
     candidate = dict(schema) if isinstance(schema, dict) else {}
     candidate.setdefault("type", "object")
-    if candidate.get("type") == "object":
-        candidate.setdefault("properties", {})
-    try:
-        jsonschema.Draft202012Validator.check_schema(candidate)
-    except jsonschema.SchemaError:
-        return {"type": "object", "properties": {}, "additionalProperties": True}
-    return candidate if candidate.get("type") == "object" else {"type": "object", "properties": {}}
+    if candidate.get("type") != "object":
+        return {"type": "object", "properties": {}}
+    candidate.setdefault("properties", {})
+    if _meta_validator is None:  # one validator of the meta-schema, made on first need
+        import jsonschema
+
+        _meta_validator = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+    return candidate if _meta_validator.is_valid(candidate) else dict(_OPEN_OBJECT)
+
+
+def checked_offer(offer: ServerOffer) -> ServerOffer:
+    """``offer`` with every input schema made safe, as the cache keeps it."""
+    tools = [dataclasses.replace(info, input_schema=safe_schema(info.input_schema)) for info in offer.tools]
+    return dataclasses.replace(offer, tools=tools, schemas_checked=True)
 
 
 def describe(info: ToolInfo) -> str:
@@ -78,20 +92,35 @@ def one_line(info: ToolInfo, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def make_tool(server: McpServer, info: ToolInfo) -> ToolDefinition:
+def make_tool(server: McpServer, info: ToolInfo, *, checked: bool = False) -> ToolDefinition:
+    """The Wolli tool for ``info``; ``checked``: its schema was made safe already (cache)."""
     name = tool_name(server.name, info.name)
 
-    async def execute(tool_call_id: str, params: Any, signal: Any, on_update: Any, ctx: Any) -> ToolResult:
-        outcome = await server.call_tool(info.name, dict(params or {}), signal)
+    async def execute(tool_call_id: str, params: dict[str, Any] | None, signal: AbortSignal | None,
+                      on_update: OnUpdate | None, ctx: object) -> ToolResult:
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            if on_update is not None:
+                on_update(ToolResult(content=[TextContent(text=progress_line(value, total, message))],
+                                     details={"progress": value, "total": total}))
+
+        outcome = await server.call_tool(info.name, dict(params or {}), signal, progress)
         result = to_result(outcome, server.name, info)
         if outcome.is_error:
             raise McpToolError(result.text() or "the tool reported an error", result)
         return result
 
     label = f"{server.name} · {info.title or info.name}"
-    return ToolDefinition(name=name, description=describe(info), parameters=safe_schema(info.input_schema),
+    parameters = info.input_schema if checked else safe_schema(info.input_schema)
+    return ToolDefinition(name=name, description=describe(info), parameters=parameters,
                           execute=execute, label=label, source=f"mcp:{server.name}",
                           execution="parallel" if info.read_only else "sequential")
+
+
+def progress_line(value: float, total: float | None, message: str | None) -> str:
+    """A server's progress notification as the line shown while the call runs."""
+    amount = f"{value:g}/{total:g}" if total else f"{value:g}"
+    text = " ".join((message or "").split())[:200]
+    return f"progress {amount}" + (f": {text}" if text else "")
 
 
 class McpToolError(Exception):
@@ -159,7 +188,7 @@ def _text_of(item: dict[str, Any]) -> str:
     return json.dumps(item, ensure_ascii=False)
 
 
-def _b64_size(data: Any) -> str:
+def _b64_size(data: object) -> str:
     return format_size(len(data) * 3 // 4) if isinstance(data, str) else "no data"
 
 

@@ -16,6 +16,10 @@ State = Literal["disabled", "connecting", "ready", "failed", "needs-login", "sto
 # Where a server's definition came from: the agent home, the project's .mcp.json, a
 # --mcp-config file, or an extension (``wolli.register_mcp_server``).
 Scope = Literal["agent", "project", "cli", "extension"]
+# The adapter calls this when the server says its tool/prompt/resource list changed.
+OnListChanged = Callable[[], Awaitable[None] | None]
+# A call's ``notifications/progress``: (progress, total or None, message or None).
+OnProgress = Callable[[float, float | None, str | None], None]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,9 @@ class ServerConfig:
     # OAuth client id/scopes when the server needs a pre-registered client (optional).
     oauth_client_id: str | None = None
     oauth_scopes: str | None = None
+    # A fixed port for the login redirect (http://127.0.0.1:PORT/callback), for a client
+    # registered with the server ahead of time; 0: any free port.
+    oauth_callback_port: int = 0
 
     @property
     def target(self) -> str:
@@ -87,7 +94,7 @@ class CallOutcome:
     (``{"type": "text", "text": ...}``, ``image``, ``audio``, ``resource``, ``resource_link``)."""
 
     content: list[dict[str, Any]] = field(default_factory=list)
-    structured: Any = None
+    structured: object = None
     is_error: bool = False
 
 
@@ -107,6 +114,9 @@ class ServerOffer:
     server_name: str = ""
     server_version: str = ""
     instructions: str | None = None
+    # The input schemas were made safe already (a list read back from the cache), so the
+    # start-up path need not load a JSON-schema validator to check them again.
+    schemas_checked: bool = False
 
 
 class McpError(Exception):
@@ -122,12 +132,10 @@ class McpClient(Protocol):
 
     async def offer(self) -> ServerOffer: ...
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallOutcome: ...
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        on_progress: OnProgress | None = None) -> CallOutcome: ...
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]: ...
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[PromptMessageInfo]: ...
 
-
-# The adapter calls this when the server says its tool/prompt/resource list changed.
-OnListChanged = Callable[[], Awaitable[None] | None]

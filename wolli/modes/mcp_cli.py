@@ -13,6 +13,7 @@ import json
 import sys
 
 from ..runtime.request import USAGE, StartupError, StartupRequest
+from .interactive.browser import open_in_browser
 
 USAGE_TEXT = """\
 usage: wolli mcp list [--json] [--agent NAME] [--mcp-config FILE] [--strict-mcp-config] [--approve-project-mcp]
@@ -66,7 +67,7 @@ async def _run(argv: list[str]) -> int:
     link = host.mcp_link()
     try:
         if action == "list":
-            await link.start(interactive=False, wait=True)
+            await link.start(interactive=False, wait_known=True)
             if as_json:
                 print(json.dumps({"servers": link.manager.snapshot(),
                                   "projectPending": link.sources.project_pending}, indent=2))
@@ -75,13 +76,9 @@ async def _run(argv: list[str]) -> int:
             return 0
 
         def show(url: str) -> None:
-            print(f"Open this URL to log in to {names[0]}:\n  {url}", flush=True)
-            try:
-                import webbrowser
-
-                webbrowser.open(url)
-            except Exception:
-                pass
+            opened = open_in_browser(url)
+            lead = "Opening your browser to log in to" if opened else "Open this URL to log in to"
+            print(f"{lead} {names[0]}:\n  {url}\nWaiting for the browser…", flush=True)
 
         server = await link.manager.login(names[0], show)
         if server.state == "ready":

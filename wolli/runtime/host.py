@@ -38,6 +38,7 @@ from .handle import NewSessionResult, SessionHandle
 from .handlers import HandlerRegistry
 from .options import SessionOptions
 from .resources import ResourceSet, load_resources
+from .services import ToolOwner
 from .session import AgentSession
 
 if TYPE_CHECKING:
@@ -148,10 +149,12 @@ class AgentHost:
             self._environments[key] = env
         return env
 
-    def create_tools(self, cwd: str) -> list[ToolDefinition]:
+    def create_tools(self, cwd: str, session: ToolOwner | None = None) -> list[ToolDefinition]:
+        """Built-in, extension and MCP tools; the MCP ones as ``session`` offers them (its own
+        tool search state)."""
         from .builtin_tools import create_builtin_tools
 
-        mcp_tools = self.mcp.tools() if self.mcp is not None else []
+        mcp_tools = self.mcp.tools(session) if self.mcp is not None else []
         return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools, *mcp_tools]
 
     def resources(self, cwd: str) -> ResourceSet:
@@ -220,8 +223,9 @@ class AgentHost:
         return self.mcp.unregister(name) if self.mcp is not None else False
 
     async def expand_mcp_references(self, text: str) -> str:
-        """``@server:uri`` in a message replaced by the resource (no-op without MCP)."""
-        return await self.mcp.expand(text) if self.mcp is not None else text
+        """``@server:uri`` in a message replaced by the resource, once servers seen for the
+        first time are up (no-op without MCP)."""
+        return await self.mcp.before_prompt(text) if self.mcp is not None else text
 
     # ------------------------------------------------------------------ models
 

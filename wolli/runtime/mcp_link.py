@@ -4,37 +4,73 @@ the sessions. The protocol work is in :mod:`wolli.mcp`; this only wires it to th
 Nothing here runs for a Wolli with no server configured: :func:`configure` reads a few small
 JSON files and creates the link only when there is something to start, and the SDK itself is
 imported by the servers' own tasks, after the first frame.
+
+Tool search state is per session (:class:`~wolli.mcp.tool_search.SearchState`): made on a
+session's first tool set from its own history, so two sessions never share what they
+loaded and a resumed session offers what it had loaded before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+import os
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..mcp.cache import FILE as CACHE_FILE
+from ..mcp.cache import OfferCache
 from ..mcp.config import parse_server
 from ..mcp.manager import McpManager, report
 from ..mcp.offers import PromptCommand, expand_references, prompt_commands, resource_refs
 from ..mcp.sources import Sources, approve_project
+from ..mcp.tool_search import SearchState
 from .events import NoticeEvent
+from .services import ToolOwner
 
 if TYPE_CHECKING:
     from ..agent.tool import ToolDefinition
+    from ..config.settings import Settings
+    from .session import AgentSession
 
 log = logging.getLogger("wolli.runtime")
-DEFAULT_STARTUP_WAIT_S = 30.0  # print/json: how long the first prompt waits for servers
+
+
+class Asker(Protocol):
+    """The front end's ``ctx.ui``, as far as the project approval needs it."""
+
+    has_ui: bool
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      signal: Any = None) -> bool: ...
+
+
+class McpHost(Protocol):
+    """What the link needs of :class:`~wolli.runtime.host.AgentHost` (which imports this
+    module, so it is named by this protocol rather than imported)."""
+
+    settings: Settings
+    home: Path
+    cwd: str
+    ui: Asker
+    active: AgentSession | None
+    resident: dict[str, AgentSession]
 
 
 class McpLink:
-    # ``host`` is the AgentHost (not imported: the host imports this module).
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: McpHost) -> None:
         self.host = host
         self.sources = Sources()
         self.manager = McpManager(settings=host.settings, log_dir=host.home / "logs",
-                                  on_tools_changed=self._tools_changed, context_window=self._context_window)
+                                  cache=OfferCache(host.home / CACHE_FILE), cwd=host.cwd,
+                                  on_tools_changed=self._tools_changed)
         self.manager.add_listener(self._on_state)
         self.started = False
         self._said: dict[str, str] = {}
+        self._search: weakref.WeakKeyDictionary[ToolOwner, SearchState] = weakref.WeakKeyDictionary()
+        self._notices: set[asyncio.Task[None]] = set()
+        self._waited: set[str] = set()  # servers a prompt already waited for
 
     # ------------------------------------------------------------------ configuration
 
@@ -43,10 +79,8 @@ class McpLink:
         for server in sources.servers:
             self.manager.add(server)
 
-    def register(self, name: str, raw: Any, owner: str) -> None:
+    def register(self, name: str, raw: object, owner: str) -> None:
         """``wolli.register_mcp_server(name, config)`` (raises ValueError on a bad config)."""
-        import os
-
         self.manager.add(parse_server(name, raw, "extension", owner, os.environ))
 
     def unregister(self, name: str) -> bool:
@@ -57,37 +91,62 @@ class McpLink:
 
     # ------------------------------------------------------------------ start
 
-    async def start(self, *, interactive: bool, wait: bool = False) -> None:
+    async def start(self, *, interactive: bool, wait: bool = False, wait_known: bool = False) -> None:
         """Ask about an unapproved project file (interactive front ends), then start every
-        server in the background; ``wait``: return once they are up (print/json)."""
+        server in the background.
+
+        ``wait`` (print and json mode): the first request needs the servers' tools, so
+        return once the servers whose tools are not known yet are up (at most the start-up
+        timeout). When every server's list is known from the cache, nothing is waited for
+        and the servers start only once the first request is on its way (its answer has
+        begun), so their start-up does not compete with sending it; a call that needs one
+        sooner starts it. ``wait_known``: wait for every server (``wolli mcp list``)."""
         if self.started:
             return
         self.started = True
+        await self._ask_about_project(interactive)
+        manager = self.manager
+        if wait and not wait_known and self.host.active is not None and manager.all_known():
+            self._start_after_first_request(self.host.active)
+            return
+        manager.start()
+        if wait or wait_known:
+            self._waited.update(manager.servers)
+            await manager.wait_settled(manager.startup_timeout(), known_too=wait_known)
+
+    def _start_after_first_request(self, session: AgentSession) -> None:
+        def watch(event: object) -> None:
+            if getattr(event, "type", None) in ("message_start", "agent_end") and \
+                    getattr(getattr(event, "message", None), "role", "assistant") == "assistant":
+                stop()
+                if not self.manager.started:
+                    self.manager.start()
+
+        stop = session.observe(watch)
+
+    async def _ask_about_project(self, interactive: bool) -> None:
         sources = self.sources
-        if sources.project_pending and sources.project is not None:
-            names = ", ".join(s.name for s in sources.project.servers)
-            if interactive and getattr(self.host.ui, "has_ui", False):
-                approved = bool(await self.host.ui.confirm(
-                    "Project MCP servers",
-                    f"{sources.project.path} wants to start these MCP servers: {names}.\n"
-                    "Start them? (asked again if the file changes)"))
-                approve_project(self.host.home, self.host.cwd, sources.project, approved)
-                sources.project_verdict = "approved" if approved else "denied"
-                if approved:
-                    for server in sources.project.servers:
-                        if server.name not in self.manager.servers:
-                            self.manager.add(server)
-                else:
-                    await self._notice("info", f"project MCP servers not started ({names}); "
-                                               "run /mcp approve to change your mind")
+        if not sources.project_pending or sources.project is None:
+            return
+        names = ", ".join(s.name for s in sources.project.servers)
+        ui = self.host.ui
+        if interactive and ui.has_ui:
+            approved = bool(await ui.confirm(
+                "Project MCP servers",
+                f"{sources.project.path} wants to start these MCP servers: {names}.\n"
+                "Start them? (asked again if the file changes)"))
+            approve_project(self.host.home, self.host.cwd, sources.project, approved)
+            sources.project_verdict = "approved" if approved else "denied"
+            if approved:
+                for server in sources.project.servers:
+                    if server.name not in self.manager.servers:
+                        self.manager.add(server)
             else:
-                await self._notice("warning", f"{sources.project.path}: its MCP servers ({names}) were not "
-                                              "started: approve them in the app, or pass --approve-project-mcp")
-        self.manager.start()
-        if wait:
-            setting = self.host.settings.get("mcp.startupTimeoutMs")
-            timeout = setting / 1000 if isinstance(setting, int | float) and setting > 0 else DEFAULT_STARTUP_WAIT_S
-            await self.manager.wait_settled(timeout)
+                await self._notice("info", f"project MCP servers not started ({names}); "
+                                           "run /mcp approve to change your mind")
+        else:
+            await self._notice("warning", f"{sources.project.path}: its MCP servers ({names}) were not "
+                                          "started: approve them in the app, or pass --approve-project-mcp")
 
     async def approve_project_now(self) -> str:
         """``/mcp approve``: approve the project file after all."""
@@ -102,12 +161,36 @@ class McpLink:
         return f"Approved {project.path}; starting {', '.join(s.name for s in project.servers)}."
 
     async def shutdown(self) -> None:
-        await self.manager.shutdown()
+        await self.manager.shutdown(exiting=True)
 
     # ------------------------------------------------------------------ tools, commands, text
 
-    def tools(self) -> list[ToolDefinition]:
-        return self.manager.tools()
+    def search_state(self, session: ToolOwner) -> SearchState:
+        """``session``'s tool search state, read from its history the first time."""
+        state = self._search.get(session)
+        if state is None:
+            entries = session.session_manager.get_entries()
+            state = SearchState.from_history(getattr(e, "message", None) for e in entries if e.type == "message")
+            self._search[session] = state
+        return state
+
+    def tools(self, session: ToolOwner | None = None) -> list[ToolDefinition]:
+        """The MCP tools ``session`` offers (all, or under tool search its own loaded set)."""
+        if session is None:
+            return self.manager.all_tools()
+        model = session.model
+        return self.manager.tools(self.search_state(session), model.context_window if model is not None else None,
+                                  session.refresh_tools)
+
+    def search_summary(self) -> dict[str, Any] | None:
+        """Tool search as the active session sees it (``/mcp``, RPC); None without MCP tools."""
+        if not self.manager.all_tools():
+            return None
+        session = self.host.active
+        search = self.search_state(session) if session is not None else SearchState()
+        model = session.model if session is not None else None
+        tokens = self.manager.token_estimate(search, model.context_window if model is not None else None)
+        return {"active": search.active, "state": "on" if search.active else "off", **tokens}
 
     def prompt_commands(self) -> dict[str, PromptCommand]:
         return prompt_commands(self.manager)
@@ -115,25 +198,26 @@ class McpLink:
     def resource_items(self) -> list[dict[str, str]]:
         return resource_refs(self.manager)
 
-    async def expand(self, text: str) -> str:
-        return await expand_references(self.manager, text) if "@" in text else text
+    async def before_prompt(self, text: str) -> str:
+        """Every prompt passes here before it is sent: servers seen for the first time are
+        waited for (their tools are not known yet, and the request should have them; at most
+        the start-up timeout), then ``@server:uri`` references are replaced by the resources."""
+        manager = self.manager
+        pending = [s.name for s in manager.servers.values() if manager.started and s.state == "connecting"
+                   and s.known is None and s.name not in self._waited]
+        if pending:
+            self._waited.update(pending)  # once: a server that keeps hanging does not hold every prompt
+            await self._notice("info", f"waiting for MCP servers to start: {', '.join(pending)}")
+            await manager.wait_settled(manager.startup_timeout(), known_too=False)
+        return await expand_references(manager, text) if "@" in text else text
 
     def report(self) -> str:
-        search = None
-        if self.manager.all_tools():
-            tokens = self.manager.token_estimate()
-            search = {"state": "on" if self.manager.search_active else "off", **tokens}
-        text = report(self.manager.snapshot(), search=search)
+        text = report(self.manager.snapshot(), search=self.search_summary())
         if self.sources.project_pending:
             text += "\n\nThe project's .mcp.json is not approved: /mcp approve starts its servers."
         return text
 
     # ------------------------------------------------------------------ changes
-
-    def _context_window(self) -> int | None:
-        session = self.host.active
-        model = session.model if session is not None else None
-        return model.context_window if model is not None else None
 
     def _tools_changed(self) -> None:
         for session in list(self.host.resident.values()):
@@ -147,7 +231,9 @@ class McpLink:
             line = f"MCP server {name}: {status['summary']}"
             if self._said.get(name) != line:
                 self._said[name] = line
-                asyncio.get_running_loop().create_task(self._notice("warning", line))
+                task = asyncio.get_running_loop().create_task(self._notice("warning", line))
+                self._notices.add(task)
+                task.add_done_callback(self._notices.discard)
         elif state == "ready":
             self._said.pop(name, None)
 
@@ -158,4 +244,3 @@ class McpLink:
                 await session.emit(NoticeEvent(level, message))  # type: ignore[arg-type]
             except Exception:
                 log.exception("could not report an MCP notice")
-

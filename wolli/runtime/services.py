@@ -14,9 +14,22 @@ if TYPE_CHECKING:
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
     from ..config.settings import Settings
+    from ..session.manager import SessionManager
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
+
+
+class ToolOwner(Protocol):
+    """The session a tool set is made for: MCP tool search keeps what each session loaded,
+    read back from its history, and sized to its model's context window."""
+
+    session_manager: SessionManager
+
+    @property
+    def model(self) -> Model | None: ...
+
+    def refresh_tools(self) -> None: ...
 
 
 class SessionServices(Protocol):
@@ -36,7 +49,9 @@ class SessionServices(Protocol):
 
     def resources(self, cwd: str) -> ResourceSet: ...
 
-    def create_tools(self, cwd: str) -> list[ToolDefinition]: ...
+    def create_tools(self, cwd: str, session: ToolOwner | None = None) -> list[ToolDefinition]:
+        """The tools a session in ``cwd`` starts with; MCP tools as ``session`` offers them."""
+        ...
 
     def default_model(self) -> Model | None: ...
 

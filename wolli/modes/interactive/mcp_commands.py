@@ -8,14 +8,18 @@ The logic is the manager's (:mod:`wolli.mcp.manager`); this only asks and shows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .browser import open_in_browser
 from .command import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ...runtime.mcp_link import McpLink
 
 ACTIONS = ("list", "reconnect", "enable", "disable", "log", "login", "approve")
 
 
-def _link(ctx: CommandContext) -> Any:
+def _link(ctx: CommandContext) -> McpLink | None:
     return ctx.host.mcp if ctx.host is not None else None
 
 
@@ -36,7 +40,7 @@ async def mcp(ctx: CommandContext, args: str) -> None:
     await run_action(ctx, link, action, target)
 
 
-async def run_action(ctx: CommandContext, link: Any, action: str, target: str) -> None:
+async def run_action(ctx: CommandContext, link: McpLink, action: str, target: str) -> None:
     manager = link.manager
     if action == "list":
         ctx.front.show_text("MCP servers", link.report())
@@ -61,19 +65,17 @@ async def run_action(ctx: CommandContext, link: Any, action: str, target: str) -
         ctx.front.show_text(f"MCP server {server}: log", manager.log_text(server))
     elif action == "login":
         def show(url: str) -> None:
-            ctx.front.show_text(f"Log in to {server}", f"Open this URL in a browser to log in:\n\n{url}")
-            try:
-                import webbrowser
+            opened = open_in_browser(url)
+            ctx.front.show_text(f"Log in to {server}", ("Your browser was asked to open this URL; if it did not, "
+                                                        "open it yourself:" if opened else
+                                                        "Open this URL in a browser to log in:") + f"\n\n{url}")
 
-                webbrowser.open(url)
-            except Exception:
-                pass
-
+        ctx.front.notify(f"{server}: waiting for the login in the browser")
         found = await manager.login(server, show)
         ctx.front.notify(f"{server}: {found.summary()}", "info" if found.state == "ready" else "warning")
 
 
-async def _menu(ctx: CommandContext, link: Any) -> None:
+async def _menu(ctx: CommandContext, link: McpLink) -> None:
     statuses = link.manager.snapshot()
     if not statuses:
         ctx.front.show_text("MCP servers", link.report())

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .commands import CommandError, NoData, RpcServer, command
 
+if TYPE_CHECKING:
+    from ...runtime.mcp_link import McpLink
 
-def _link(server: RpcServer) -> Any:
+
+def _link(server: RpcServer) -> McpLink:
     link = server.host.mcp
     if link is None:
         raise CommandError("no MCP servers are configured (docs/mcp.md)")
@@ -27,9 +30,10 @@ def get_mcp_servers(server: RpcServer, cmd: dict[str, Any]) -> Any:
     link = server.host.mcp
     if link is None:
         return {"servers": [], "projectPending": False, "toolSearch": None}
-    manager = link.manager
-    search = {"active": manager.search_active, **manager.token_estimate()} if manager.all_tools() else None
-    return {"servers": manager.snapshot(), "projectPending": link.sources.project_pending, "toolSearch": search}
+    search = link.search_summary()
+    if search is not None:
+        search.pop("state", None)
+    return {"servers": link.manager.snapshot(), "projectPending": link.sources.project_pending, "toolSearch": search}
 
 
 @command("mcp_set_enabled")
