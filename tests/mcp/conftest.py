@@ -47,6 +47,14 @@ def npm_servers() -> dict[str, str]:
 
 
 @pytest.fixture
+def local_model(wolli_home: Path, loopback) -> None:
+    """The loopback model server as ``local/local-model`` in WOLLI_HOME."""
+    from tests.support.openai_chat import write_models_json
+
+    write_models_json(wolli_home, loopback.url + "/v1")
+
+
+@pytest.fixture
 def bearer_server():
     from tests.mcp.http_server import BearerServer
 
@@ -58,3 +66,31 @@ def bearer_server():
 def write_mcp(path: Path, servers: dict[str, Any]) -> Path:
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
+
+
+@pytest.fixture
+def oauth_server():
+    from tests.mcp.oauth_server import OAuthServer
+
+    server = OAuthServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$BROWSER`` set to a small script that does what a person's browser does: open the
+    authorization URL and follow its redirect back to Wolli's loopback listener. Returns the
+    file it logs each visit to (the status Wolli's listener answered)."""
+    visits = tmp_path / "browser-visits.txt"
+    script = tmp_path / "browser"
+    script.write_text(f"""#!{sys.executable}
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=30) as reply:
+    body = reply.read().decode()
+with open({str(visits)!r}, "a") as log:
+    log.write(f"{{reply.status}} {{body}}\\n")
+""")
+    script.chmod(0o755)
+    monkeypatch.setenv("BROWSER", str(script))
+    return visits

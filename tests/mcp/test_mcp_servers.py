@@ -11,43 +11,14 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.mcp.conftest import python_server, write_mcp
+from tests.mcp.helpers import MODEL, agent_config, tool_texts, tools_of
 from tests.support.cli import wolli
-from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json
+from tests.support.openai_chat import text_answer, tool_call_answer
 from tests.support.waiting import wait_until_sync
-
-MODEL = ["--model", "local/local-model"]
-
-
-@pytest.fixture
-def local_model(wolli_home: Path, loopback) -> None:
-    write_models_json(wolli_home, loopback.url + "/v1")
-
-
-def tools_of(request: Any) -> list[dict[str, Any]]:
-    return [t["function"] for t in request.json.get("tools") or []]
-
-
-def tool_texts(request: Any) -> list[str]:
-    out = []
-    for message in request.json["messages"]:
-        if message["role"] == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else json.dumps(content))
-    return out
-
-
-def agent_config(home: Path, servers: dict[str, Any]) -> Path:
-    folder = home / "agents" / "default"
-    folder.mkdir(parents=True, exist_ok=True)
-    return write_mcp(folder / "mcp.json", servers)
 
 
 def test_time_server_tools_are_listed_and_a_call_is_answered(project, wolli_home, loopback, local_model):
@@ -118,15 +89,21 @@ def _server_pids(marker: str) -> list[int]:
 
 def test_a_server_killed_mid_call_gives_the_model_an_error(project, wolli_home, loopback, local_model, npm_servers):
     agent_config(wolli_home, {"everything": {"command": npm_servers["everything"]}})
-    answered = threading.Event()
-    reply = tool_call_answer("mcp__everything__trigger-long-running-operation", {"duration": 20, "steps": 4})
-    reply.on_write = lambda sent: answered.set() if sent == len(reply.body) else None
-    loopback.push(reply, text_answer("noted"))
-    proc = subprocess.Popen([sys.executable, "-m", "wolli", "-p", *MODEL, "run it"], cwd=project,
+    loopback.push(tool_call_answer("mcp__everything__trigger-long-running-operation", {"duration": 20, "steps": 4}),
+                  text_answer("noted"))
+    proc = subprocess.Popen([sys.executable, "-m", "wolli", "--mode", "json", *MODEL, "run it"], cwd=project,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    progress: dict[str, Any] = {}
     try:
-        assert answered.wait(60), "the model was never asked"
-        time.sleep(1.0)  # the call is in flight for 20 s; let it reach the server
+        # The call is in flight once the server reports its first step (MCP progress,
+        # shown as a tool update): only then is it killed.
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            event = json.loads(line)
+            if event.get("type") == "tool_execution_update":
+                progress = event
+                break
+        assert progress, "the server never reported progress"
         for pid in _server_pids("server-everything"):
             os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=60)
@@ -134,7 +111,10 @@ def test_a_server_killed_mid_call_gives_the_model_an_error(project, wolli_home, 
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err
-    assert out == "noted\n"
+    assert progress["toolName"] == "mcp__everything__trigger-long-running-operation"
+    assert "progress 1/4" in json.dumps(progress["partialResult"])
+    ends = [json.loads(line) for line in out.splitlines() if '"message_end"' in line]
+    assert ends[-1]["message"]["content"][0]["text"] == "noted"
     result = tool_texts(loopback.requests[1])[0]
     assert "killed" in result or "exited" in result or "closed" in result, result
 
