@@ -1,17 +1,26 @@
-"""MCP costs: start-up with five stdio servers, time until they are ready, tokens per request.
+"""MCP costs: start-up and exit with five stdio servers, time until they are ready, tokens.
 
 Run as a script (pytest ignores ``tests/perf``)::
 
     python tests/perf/bench_mcp.py [--runs 5] [--everything PATH]
 
-1. Print mode (``-p``, loopback model) with no MCP server and with five stdio servers
-   (mcp-server-time x3, mcp-server-git x2): wall time, and when the model request was sent.
-   Print mode waits for the servers before its first request, so the difference is the
-   servers' start (their tools are part of that request). ``--version`` and import are
-   unchanged by construction: nothing of the MCP layer loads without a server.
-2. ``wolli mcp list`` with the same five: time until all five are ready (in-process clock).
-3. Tokens the MCP tools add to each request on ``@modelcontextprotocol/server-everything``
+Five stdio servers: mcp-server-time x3, mcp-server-git x2 (each a Python process that
+imports the SDK). Every figure is a median over ``--runs`` runs after one warm-up run; the
+load average is printed before and after (run it on a quiet machine).
+
+1. **Print mode** (``-p``, loopback model answering at once), with no server, with five and
+   a *cold* cache (``mcp-cache.json`` removed before each run: the first request must wait
+   for the servers) and with five and a *warm* cache (their lists known: the request goes
+   out at once, the servers start as its answer begins): wall time, when the request reached
+   the model, and the *exit tail* (from the answer to the process's end: stopping the
+   servers included).
+2. **TUI first frame** (Textual's headless driver, a fresh process each run so imports
+   count): first paint and session ready, with no server and with five (warm cache), and
+   when all five were ready.
+3. **Until ready** in process: the five started together until all are ready.
+4. **Tokens** the MCP tools add to each request on ``@modelcontextprotocol/server-everything``
    with tool search off and on (about four characters a token, over the tool JSON).
+
 Never a pass/fail test.
 """
 
@@ -22,10 +31,12 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -43,29 +54,76 @@ def five_servers(repo: str) -> dict[str, dict[str, object]]:
     return {"time": time_server, "time2": time_server, "time3": time_server, "git": git_server, "git2": git_server}
 
 
-def print_runs(runs: int, config: str | None, env: dict[str, str], cwd: str, server: LoopbackServer) -> tuple[float, float]:
-    import subprocess
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
-    walls, sent = [], []
+
+def ms(value: float) -> str:
+    return f"{value * 1000:.0f} ms"
+
+
+def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], cwd: str, home: Path,
+               server: LoopbackServer) -> dict[str, float]:
+    figures: dict[str, list[float]] = {"wall": [], "sent": [], "tail": []}
+    cache = home / "agents" / "default" / "mcp-cache.json"
     for index in range(runs + 1):
         arrivals: list[float] = []
 
-        def handler(request, arrivals=arrivals):
+        def handler(request: Any, arrivals: list[float] = arrivals) -> Any:
             arrivals.append(time.perf_counter())
             return text_answer("ok")
 
         server.push(handler)
+        if cold:
+            cache.unlink(missing_ok=True)
         extra = ["--strict-mcp-config", "--mcp-config", config] if config else []
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "wolli", "-p", "--no-session", *extra, "--model",
                                "local/local-model", "hi"], cwd=cwd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
-        if done.returncode != 0:
-            raise SystemExit(done.stderr[-800:])
+        if done.returncode != 0 or done.stderr:
+            raise SystemExit(f"run failed: {done.stderr[-800:]}")
         if index:
-            walls.append(wall)
-            sent.append(arrivals[-1] - start)
-    return statistics.median(walls), statistics.median(sent)
+            figures["wall"].append(wall)
+            figures["sent"].append(arrivals[-1] - start)
+            figures["tail"].append(start + wall - arrivals[-1])
+    return {k: statistics.median(v) for k, v in figures.items()}
+
+
+async def _tui_child(cwd: str) -> dict[str, float]:
+    """One TUI start in this process: first paint, session ready, every MCP server ready."""
+    start = time.perf_counter()
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.request import StartupRequest
+
+    app = WolliApp(StartupRequest(mode="tui", cwd=cwd, model="local/local-model", require_model=False))
+    painted: list[float] = []
+    out: dict[str, float] = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.call_after_refresh(lambda: painted.append(time.perf_counter()))
+        await app.controller.ready.wait()
+        out["ready"] = time.perf_counter() - start
+        host = app.controller.startup.host
+        if host.mcp is not None:
+            servers = host.mcp.manager.servers
+            while not (servers and all(s.state == "ready" for s in servers.values())):
+                await asyncio.sleep(0.01)
+            out["servers"] = time.perf_counter() - start
+        await pilot.pause()
+    out["paint"] = (painted[0] if painted else out["ready"]) - start
+    return out
+
+
+def tui_runs(runs: int, env: dict[str, str], cwd: str) -> dict[str, float]:
+    found: dict[str, list[float]] = {}
+    for index in range(runs + 1):
+        done = subprocess.run([sys.executable, __file__, "--tui-child", cwd], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"TUI run failed: {done.stderr[-800:]}")
+        if index:
+            for key, value in json.loads(done.stdout.splitlines()[-1]).items():
+                found.setdefault(key, []).append(value)
+    return {k: statistics.median(v) for k, v in found.items()}
 
 
 async def ready_time(config: str) -> float:
@@ -86,27 +144,31 @@ async def ready_time(config: str) -> float:
     return took
 
 
+class Prefs:
+    def __init__(self) -> None:
+        self.value: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.value if key == "mcp" else default
+
+    def update(self, partial: dict[str, Any]) -> None:
+        self.value.update(partial.get("mcp", {}))
+
+
 async def tokens(everything: str) -> dict[str, int]:
     from wolli.mcp.manager import McpManager
-    from wolli.mcp.tool_search import estimate_tokens
+    from wolli.mcp.tool_search import SearchState, estimate_tokens
     from wolli.mcp.types import ServerConfig
 
-    class Prefs:
-        def __init__(self) -> None:
-            self.value: dict[str, object] = {}
-
-        def get(self, key: str) -> object:
-            return self.value if key == "mcp" else None
-
     prefs = Prefs()
-    manager = McpManager(settings=prefs, log_dir=None, context_window=lambda: 200_000)
+    manager = McpManager(settings=prefs, log_dir=None)
     manager.add(ServerConfig(name="everything", transport="stdio", command=everything))
     manager.start()
     await manager.wait_settled(60)
     prefs.value = {"toolSearch": "off"}
-    off = estimate_tokens(manager.tools())
+    off = estimate_tokens(manager.tools(SearchState(), 200_000, lambda: None))
     prefs.value = {"toolSearch": "on"}
-    on = estimate_tokens(manager.tools())
+    on = estimate_tokens(manager.tools(SearchState(), 200_000, lambda: None))
     count = len(manager.all_tools())
     await manager.shutdown()
     return {"tools": count, "off": off, "on": on}
@@ -117,35 +179,53 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--everything", default=str(Path.home() / ".cache/wolli-tests/npm/node_modules/.bin/"
                                                     "mcp-server-everything"))
+    parser.add_argument("--tui-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.tui_child:
+        print(json.dumps(asyncio.run(_tui_child(args.tui_child))))
+        return
+    print(f"load average at start: {load()}")
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "work"
         home.mkdir()
         cwd.mkdir()
-        os.system(f"git init -q {cwd}")
+        subprocess.run(["git", "init", "-q", str(cwd)], check=True)
         config = Path(tmp) / "five.json"
         config.write_text(json.dumps({"mcpServers": five_servers(str(cwd))}))
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        # As installed: byte code cached (a test runner's PYTHONDONTWRITEBYTECODE would make
+        # every run compile every module again).
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"}
         env.update(WOLLI_HOME=str(home), HOME=str(tmp))
         server = LoopbackServer()
         write_models_json(home, server.url + "/v1")
         try:
-            none_wall, none_sent = print_runs(args.runs, None, env, str(cwd), server)
-            five_wall, five_sent = print_runs(args.runs, str(config), env, str(cwd), server)
+            none = print_runs(args.runs, None, False, env, str(cwd), home, server)
+            cold = print_runs(args.runs, str(config), True, env, str(cwd), home, server)
+            warm = print_runs(args.runs, str(config), False, env, str(cwd), home, server)
+            tui_none = tui_runs(args.runs, env, str(cwd))
+            agent = home / "agents" / "default"
+            agent.mkdir(parents=True, exist_ok=True)
+            (agent / "mcp.json").write_text(config.read_text())
+            tui_five = tui_runs(args.runs, env, str(cwd))
         finally:
             server.close()
         os.environ["WOLLI_HOME"] = str(home)
         ready = [asyncio.run(ready_time(str(config))) for _ in range(args.runs)]
-    print(f"print mode, no MCP server:   wall {none_wall * 1000:.0f} ms, request sent at {none_sent * 1000:.0f} ms")
-    print(f"print mode, 5 stdio servers: wall {five_wall * 1000:.0f} ms, request sent at {five_sent * 1000:.0f} ms")
-    print(f"5 stdio servers until all ready (SDK import included on the first): "
-          f"median {statistics.median(ready) * 1000:.0f} ms, first {ready[0] * 1000:.0f} ms")
+    for label, found in (("no MCP server", none), ("5 servers, cold cache", cold), ("5 servers, warm cache", warm)):
+        print(f"print mode, {label + ':':23} wall {ms(found['wall'])}, request sent at {ms(found['sent'])}, "
+              f"exit tail {ms(found['tail'])}")
+    print(f"TUI, no MCP server:   first paint {ms(tui_none['paint'])}, session ready {ms(tui_none['ready'])}")
+    print(f"TUI, 5 servers warm:  first paint {ms(tui_five['paint'])}, session ready {ms(tui_five['ready'])}, "
+          f"all 5 servers ready {ms(tui_five['servers'])}")
+    print(f"5 stdio servers until all ready, in process (SDK import on the first): "
+          f"median {ms(statistics.median(ready))}, first {ms(ready[0])}")
     if Path(args.everything).exists():
-        found = asyncio.run(tokens(args.everything))
-        print(f"server-everything: {found['tools']} tools; MCP tokens per request: tool search off "
-              f"{found['off']}, on {found['on']} (saved {found['off'] - found['on']})")
+        found_tokens = asyncio.run(tokens(args.everything))
+        print(f"server-everything: {found_tokens['tools']} tools; MCP tokens per request: tool search off "
+              f"{found_tokens['off']}, on {found_tokens['on']} (saved {found_tokens['off'] - found_tokens['on']})")
     else:
         print(f"server-everything not found at {args.everything}: run the MCP tests once (they install it)")
+    print(f"load average at end: {load()}")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,6 @@ BACKOFF_START = 1.0
 BACKOFF_MAX = 30.0
 CONNECT_TIMEOUT = 60.0  # npx may download the package on its first start
 DEFAULT_CALL_WAIT = 30.0  # a call to a server still connecting waits this long (mcp.startupTimeoutMs)
-EXIT_TASK_WAIT = 0.05  # at exit, how long a server's connection may take to wind down
 
 _sdk_import: concurrent.futures.Future[ModuleType] | None = None
 _sdk_import_lock = threading.Lock()
@@ -71,7 +70,9 @@ def _import_sdk() -> concurrent.futures.Future[ModuleType]:
 
             def work() -> None:
                 try:
-                    future.set_result(importlib.import_module("wolli.mcp.sdk"))
+                    module = importlib.import_module("wolli.mcp.sdk")
+                    importlib.import_module("jsonschema")  # the fresh lists' schemas are checked with it
+                    future.set_result(module)
                 except BaseException as exc:  # reported to every server that waits for it
                     future.set_exception(exc)
 
@@ -145,11 +146,11 @@ class McpServer:
             await process.stop()
         task = self._task
         if task is not None and not task.done():
-            if exiting and process is None:
-                task.cancel()  # still loading the SDK or connecting: nothing to wind down
+            if exiting:
+                task.cancel()  # its process is stopped (or never started): nothing left to wind down
             else:
                 try:
-                    await asyncio.wait_for(asyncio.shield(task), EXIT_TASK_WAIT if exiting else 10)
+                    await asyncio.wait_for(asyncio.shield(task), 10)
                 except (TimeoutError, asyncio.CancelledError):
                     task.cancel()
         for watcher in list(self._watchers):
