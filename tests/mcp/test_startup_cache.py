@@ -134,3 +134,15 @@ def test_the_cache_is_bounded_and_ignores_what_it_cannot_read(tmp_path):
                                                                {"name": "t", "description": "", "input_schema":
                                                                 {"type": "string"}}]}}}}))
     assert OfferCache(path).get("k") is None and OfferCache(path).get("j") is None
+
+
+def test_a_short_answer_with_every_server_known_starts_none(project, wolli_home, loopback, local_model):
+    agent_config(wolli_home, {"time": python_server("mcp-server-time")})
+    log = wolli_home / "agents" / "default" / "logs" / "mcp-time.log"
+    loopback.push(text_answer("cold"), text_answer("warm"))
+    assert wolli(["-p", *MODEL, "hi"], project).returncode == 0
+    assert log.read_text().count("] started ") == 1
+    result = wolli(["-p", *MODEL, "hi"], project)
+    assert result.returncode == 0 and result.stdout == "warm\n", result.stderr
+    assert "mcp__time__get_current_time" in _names(loopback.requests[1])  # offered from the cache
+    assert log.read_text().count("] started ") == 1  # and no process, no SDK import for it

@@ -11,9 +11,11 @@ load average is printed before and after (run it on a quiet machine).
 1. **Print mode** (``-p``, loopback model answering at once), with no server, with five and
    a *cold* cache (``mcp-cache.json`` removed before each run: the first request must wait
    for the servers) and with five and a *warm* cache (their lists known: the request goes
-   out at once, the servers start as its answer begins): wall time, when the request reached
-   the model, and the *exit tail* (from the answer to the process's end: stopping the
-   servers included).
+   out at once; the servers start 0.2 s into the answer or at its first tool call, so this
+   one-word answer starts none): wall time, when the (first) request reached the model, and
+   the *exit tail* (from the last answer to the process's end: stopping the servers
+   included). Then the same two with the model calling one MCP tool first (warm: the call
+   starts the servers and waits for its own).
 2. **TUI first frame** (Textual's headless driver, a fresh process each run so imports
    count): first paint and session ready, with no server and with five (warm cache), and
    when all five were ready.
@@ -43,7 +45,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.support.loopback import LoopbackServer  # noqa: E402
-from tests.support.openai_chat import text_answer, write_models_json  # noqa: E402
+from tests.support.openai_chat import text_answer, tool_call_answer, write_models_json  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -63,17 +65,21 @@ def ms(value: float) -> str:
 
 
 def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], cwd: str, home: Path,
-               server: LoopbackServer) -> dict[str, float]:
+               server: LoopbackServer, call: bool = False) -> dict[str, float]:
+    """``call``: the model first calls one MCP tool (mcp-server-time), then answers."""
     figures: dict[str, list[float]] = {"wall": [], "sent": [], "tail": []}
     cache = home / "agents" / "default" / "mcp-cache.json"
     for index in range(runs + 1):
         arrivals: list[float] = []
+        answers = [tool_call_answer("mcp__time__get_current_time", {"timezone": "UTC"})] if call else []
+        answers.append(text_answer("ok"))
 
-        def handler(request: Any, arrivals: list[float] = arrivals) -> Any:
+        def handler(request: Any, arrivals: list[float] = arrivals, answers: list[Any] = answers) -> Any:
             arrivals.append(time.perf_counter())
-            return text_answer("ok")
+            return answers.pop(0)
 
-        server.push(handler)
+        for _ in answers:
+            server.push(handler)
         if cold:
             cache.unlink(missing_ok=True)
         extra = ["--strict-mcp-config", "--mcp-config", config] if config else []
@@ -83,9 +89,11 @@ def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], c
         wall = time.perf_counter() - start
         if done.returncode != 0 or done.stderr:
             raise SystemExit(f"run failed: {done.stderr[-800:]}")
+        if call and "datetime" not in json.dumps(server.requests[-1].json["messages"][-1]):
+            raise SystemExit(f"the MCP call did not answer: {server.requests[-1].json['messages'][-1]}")
         if index:
             figures["wall"].append(wall)
-            figures["sent"].append(arrivals[-1] - start)
+            figures["sent"].append(arrivals[0] - start)
             figures["tail"].append(start + wall - arrivals[-1])
     return {k: statistics.median(v) for k, v in figures.items()}
 
@@ -193,25 +201,31 @@ def main() -> None:
         config = Path(tmp) / "five.json"
         config.write_text(json.dumps({"mcpServers": five_servers(str(cwd))}))
         # As installed: byte code cached (a test runner's PYTHONDONTWRITEBYTECODE would make
-        # every run compile every module again).
+        # every run compile every module again), in a prefix outside the working tree.
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(WOLLI_HOME=str(home), HOME=str(tmp))
+        env.update(WOLLI_HOME=str(home), HOME=str(tmp),
+                   PYTHONPYCACHEPREFIX=str(Path(tempfile.gettempdir()) / "wolli-perf-pycache"))
         server = LoopbackServer()
         write_models_json(home, server.url + "/v1")
+        agent = home / "agents" / "default"
+        agent.mkdir(parents=True)
+        # Every tool offered in full (five servers' schemas would otherwise go behind tool search).
+        (agent / "settings.json").write_text(json.dumps({"mcp": {"toolSearch": "off"}}))
         try:
             none = print_runs(args.runs, None, False, env, str(cwd), home, server)
             cold = print_runs(args.runs, str(config), True, env, str(cwd), home, server)
             warm = print_runs(args.runs, str(config), False, env, str(cwd), home, server)
+            cold_call = print_runs(args.runs, str(config), True, env, str(cwd), home, server, call=True)
+            warm_call = print_runs(args.runs, str(config), False, env, str(cwd), home, server, call=True)
             tui_none = tui_runs(args.runs, env, str(cwd))
-            agent = home / "agents" / "default"
-            agent.mkdir(parents=True, exist_ok=True)
             (agent / "mcp.json").write_text(config.read_text())
             tui_five = tui_runs(args.runs, env, str(cwd))
         finally:
             server.close()
         os.environ["WOLLI_HOME"] = str(home)
         ready = [asyncio.run(ready_time(str(config))) for _ in range(args.runs)]
-    for label, found in (("no MCP server", none), ("5 servers, cold cache", cold), ("5 servers, warm cache", warm)):
+    for label, found in (("no MCP server", none), ("5 servers, cold cache", cold), ("5 servers, warm cache", warm),
+                         ("5, cold, one MCP call", cold_call), ("5, warm, one MCP call", warm_call)):
         print(f"print mode, {label + ':':23} wall {ms(found['wall'])}, request sent at {ms(found['sent'])}, "
               f"exit tail {ms(found['tail'])}")
     print(f"TUI, no MCP server:   first paint {ms(tui_none['paint'])}, session ready {ms(tui_none['ready'])}")

@@ -59,10 +59,11 @@ _sdk_import_lock = threading.Lock()
 
 
 def _import_sdk() -> concurrent.futures.Future[ModuleType]:
-    """Start importing the adapter (and the SDK, ~0.5 s) in a daemon thread, once per process.
+    """Start importing the adapter (and the SDK, ~0.5 s) in a thread, once per process.
 
-    A daemon thread, not the loop's executor: ``asyncio.run`` joins its executor at exit, so
-    a quick ``-p`` run would wait for an import nobody needs any more."""
+    Not a daemon thread: one cut off by the interpreter's exit in the middle of importing the
+    SDK's compiled (Rust) modules can crash the process, so an exit waits for the import to
+    end (see the link's deferred start, which avoids starting it for short runs)."""
     global _sdk_import
     with _sdk_import_lock:
         if _sdk_import is None:
@@ -76,7 +77,7 @@ def _import_sdk() -> concurrent.futures.Future[ModuleType]:
                 except BaseException as exc:  # reported to every server that waits for it
                     future.set_exception(exc)
 
-            threading.Thread(target=work, name="wolli-mcp-sdk-import", daemon=True).start()
+            threading.Thread(target=work, name="wolli-mcp-sdk-import").start()
             _sdk_import = future
         return _sdk_import
 

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from .session import AgentSession
 
 log = logging.getLogger("wolli.runtime")
+# Print/json mode with every server's list cached: the servers start once the first answer
+# has been coming for this long (or at its first tool call).
+START_AFTER_ANSWER_S = 0.2
 
 
 class Asker(Protocol):
@@ -98,9 +101,9 @@ class McpLink:
         ``wait`` (print and json mode): the first request needs the servers' tools, so
         return once the servers whose tools are not known yet are up (at most the start-up
         timeout). When every server's list is known from the cache, nothing is waited for
-        and the servers start only once the first request is on its way (its answer has
-        begun), so their start-up does not compete with sending it; a call that needs one
-        sooner starts it. ``wait_known``: wait for every server (``wolli mcp list``)."""
+        and the servers start only once the first answer is under way (see
+        :meth:`_start_after_first_request`), so their start-up does not compete with sending
+        the request. ``wait_known``: wait for every server (``wolli mcp list``)."""
         if self.started:
             return
         self.started = True
@@ -115,12 +118,32 @@ class McpLink:
             await manager.wait_settled(manager.startup_timeout(), known_too=wait_known)
 
     def _start_after_first_request(self, session: AgentSession) -> None:
+        """Start the servers once the first answer has been coming for
+        :data:`START_AFTER_ANSWER_S`, or at its first tool call, whichever is first. A short
+        answer with no tool call (the whole run) starts nothing: no server, no SDK import for
+        the exit to wait for. A server needed before then starts when it is called."""
+        loop = asyncio.get_running_loop()
+        timer: asyncio.TimerHandle | None = None
+
+        def start() -> None:
+            stop()
+            if timer is not None:
+                timer.cancel()
+            if not self.manager.started:
+                self.manager.start()
+
         def watch(event: object) -> None:
-            if getattr(event, "type", None) in ("message_start", "agent_end") and \
-                    getattr(getattr(event, "message", None), "role", "assistant") == "assistant":
+            nonlocal timer
+            kind = getattr(event, "type", None)
+            if kind == "message_start" and getattr(getattr(event, "message", None), "role", None) == "assistant":
+                if timer is None:
+                    timer = loop.call_later(START_AFTER_ANSWER_S, start)
+            elif kind == "tool_execution_start":
+                start()
+            elif kind == "agent_end":
                 stop()
-                if not self.manager.started:
-                    self.manager.start()
+                if timer is not None:
+                    timer.cancel()
 
         stop = session.observe(watch)
 
