@@ -151,3 +151,7 @@ def test_a_configured_authorization_header_is_not_an_oauth_login(project, wolli_
     assert status["summary"].startswith("failed: the server refused the credentials (HTTP 401): check the "
                                         "Authorization header in ")
     assert listed.stderr == ""
+    login = wolli(["mcp", "login", "remote"], project)
+    assert login.returncode == 1
+    assert login.stderr.startswith("wolli: remote sends its own Authorization header (")
+    assert login.stderr.rstrip().endswith("there is no OAuth login for it")

@@ -211,6 +211,9 @@ class McpManager:
             raise ValueError(f"{name} is a stdio server; only remote (http, sse) servers log in")
         if server.state == "disabled":
             raise ValueError(f"{name} is disabled; enable it first")
+        if server.config.own_authorization:
+            raise ValueError(f"{name} sends its own Authorization header ({server.config.source}); "
+                             "there is no OAuth login for it")
         async with LoginHandler(show_url, port=self.tokens.callback_port(name, server.config)) as handler:
             self.tokens.prepare_login(name, server.config, handler.redirect_uri)
             await server.restart(login=handler)

@@ -172,16 +172,12 @@ class _Provider(OAuthClientProvider):
             self.context.token_expiry_time = expires_at
 
 
-def _own_authorization(config: ServerConfig) -> bool:
-    return any(key.lower() == "authorization" for key, _ in config.headers)
-
-
 def _oauth(config: ServerConfig, store: TokenStore, login: LoginHandler | None) -> OAuthClientProvider | None:
     """The SDK's OAuth provider, or None when the configuration sends its own
     ``Authorization`` header (then a refusal is that header's fault, not a login's). Without
     ``login`` (a background connect) a server that wants a new authorization ends the
     attempt with :class:`NeedsLogin` instead of opening a browser."""
-    if _own_authorization(config):
+    if config.own_authorization:
         return None
 
     async def redirect(url: str) -> None:
@@ -304,7 +300,7 @@ async def connect(
                 await stack.enter_async_context(client)
         except McpError as exc:
             refusal = refused[-1] if refused else 401 if isinstance(exc, NeedsLogin) else None
-            if refusal is not None and _own_authorization(config):
+            if refusal is not None and config.own_authorization:
                 raise McpError(f"the server refused the credentials (HTTP {refusal}): check the Authorization "
                                f"header in {config.source or 'its configuration'}") from None
             if refusal == 401 and config.transport != "stdio":

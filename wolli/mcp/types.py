@@ -44,6 +44,12 @@ class ServerConfig:
     oauth_callback_port: int = 0
 
     @property
+    def own_authorization(self) -> bool:
+        """Whether the configuration sends its own ``Authorization`` header (then it is not an
+        OAuth login: a refusal is that header's fault)."""
+        return any(key.lower() == "authorization" for key, _ in self.headers)
+
+    @property
     def target(self) -> str:
         """What to show for it: the command line or the URL."""
         if self.transport == "stdio":
