@@ -65,15 +65,15 @@ class TokenStore:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def get(self, server: str, part: str) -> Any:
+    def get(self, server: str, part: str) -> object:
         entry = self._read().get(self._key(server))
         return entry.get(part) if isinstance(entry, dict) else None
 
-    def set(self, server: str, part: str, value: Any) -> None:
+    def set(self, server: str, part: str, value: object) -> None:
         """Store ``value`` as ``part`` of the server's entry (None removes the part)."""
         self.update(server, {part: value})
 
-    def update(self, server: str, parts: dict[str, Any]) -> None:
+    def update(self, server: str, parts: dict[str, object]) -> None:
         with self._lock, locked(self.path, dir_mode=0o700):
             data = self._read()
             entry = data.get(self._key(server))

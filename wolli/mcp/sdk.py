@@ -161,9 +161,12 @@ class _Provider(OAuthClientProvider):
     expiry only in memory, so without this a later start would send an expired token, be
     refused, and ask for a new login although the refresh token still works."""
 
-    def __init__(self, *args: Any, store: TokenStore, server: str, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._store, self._server = store, server
+    def __init__(self, config: ServerConfig, metadata: OAuthClientMetadata, store: TokenStore,
+                 redirect_handler: Callable[[str], Awaitable[None]],
+                 callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]]) -> None:
+        super().__init__(config.url, metadata, _Storage(store, config.name), redirect_handler=redirect_handler,
+                         callback_handler=callback_handler)
+        self._store, self._server = store, config.name
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -199,8 +202,7 @@ def _oauth(config: ServerConfig, store: TokenStore, login: LoginHandler | None) 
         token_endpoint_auth_method="none",
         scope=config.oauth_scopes,
     )
-    return _Provider(config.url, metadata, _Storage(store, config.name), redirect_handler=redirect,
-                     callback_handler=callback, store=store, server=config.name)
+    return _Provider(config, metadata, store, redirect, callback)
 
 
 # ---------------------------------------------------------------------------- the client

@@ -31,6 +31,7 @@ from .services import ToolOwner
 
 if TYPE_CHECKING:
     from ..agent.tool import ToolDefinition
+    from ..ai.abort import AbortSignal
     from ..config.settings import Settings
     from .session import AgentSession
 
@@ -46,7 +47,7 @@ class Asker(Protocol):
     has_ui: bool
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
-                      signal: Any = None) -> bool: ...
+                      signal: AbortSignal | None = None) -> bool: ...
 
 
 class McpHost(Protocol):
