@@ -49,6 +49,9 @@ class StartupRequest:
     stdin_text: str = ""
     # ``--name[=value]`` options the command line did not know: extension flags, or typos.
     unknown_options: dict[str, str | bool] = field(default_factory=dict)
+    # A bare ``--name`` followed by a word: that word's place ("messages"/"files", index); it is
+    # the value of ``--name`` when an extension registered it as a string flag.
+    option_followers: dict[str, tuple[str, int]] = field(default_factory=dict)
     # Every option the command line knows, for "did you mean" suggestions.
     known_options: list[str] = field(default_factory=list)
     # ``-e/--extension PATH`` (repeatable) and ``--no-extensions``.
