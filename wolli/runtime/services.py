@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..agent.tool import ToolDefinition
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 
 class SessionServices(Protocol):
     settings: Settings
+    # The agent home (``logs/extensions.log`` takes the tracebacks of extension code).
+    home: Path
     # Handlers of every session of the host (extensions load once per host).
     handlers: HandlerRegistry
     mode: str

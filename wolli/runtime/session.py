@@ -82,7 +82,7 @@ class AgentSession:
         self.closed = False
         self._observers: list[Observer] = []
         self._observer_snapshot: tuple[Observer, ...] = ()
-        self._dispatch = Dispatcher(services.handlers, self._report_handler_error)
+        self._dispatch = Dispatcher(services.handlers, self._report_handler_error, self._log_handler_error)
         self._ctx: Any = None
         self._state: RunState = "idle"
         self._idle = asyncio.Event()
@@ -230,6 +230,11 @@ class AgentSession:
 
     def _report_handler_error(self, owner: str, event: str, error: str) -> None:
         self._deliver(ExtensionErrorEvent(owner, event, error))
+
+    def _log_handler_error(self, owner: str, event: str, exc: BaseException) -> None:
+        from ..extensions.errors import log_failure
+
+        log_failure(self.services.home, owner, f"{event} handler", exc)
 
     async def _on_agent_event(self, event: Any) -> None:
         kind = event.type
@@ -427,9 +432,23 @@ class AgentSession:
         if parsed is not None:
             command = self.services.find_command(parsed[0])
             if command is not None:
-                await command.run(parsed[1], self.handler_context())
+                await self._run_command(command, parsed[0], parsed[1])
                 return "command"
         return await self._submit(text, images, source, streaming_behavior)
+
+    async def _run_command(self, command: Any, name: str, args: str) -> None:
+        """An extension command; when it raises, the traceback goes to the extension log and
+        :class:`ExtensionCommandError` carries the one line to show."""
+        from ..extensions.errors import CommandUnavailable, ExtensionCommandError, failure_line, log_failure
+
+        try:
+            await command.run(args, self.handler_context())
+        except CommandUnavailable:  # not a failure of the extension's code: nothing to log
+            raise
+        except Exception as exc:
+            owner = str(getattr(command, "owner", "") or "extension")
+            log_failure(self.services.home, owner, f"/{name}", exc)
+            raise ExtensionCommandError(failure_line(owner, f"/{name}", exc), owner, name) from exc
 
     async def _submit(
         self, text: str, images: list[Any], source: InputSource, streaming_behavior: StreamingBehavior | None

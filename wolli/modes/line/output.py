@@ -126,7 +126,9 @@ class LineOutput:
             case "thinking_level_select":
                 self.notice(f"Thinking: {event.level}")
             case "extension_error":
-                self.notice(f"{event.extension_path}: {event.event} handler failed: {event.error}", "error")
+                from ..notices import extension_error_line
+
+                self.notice(extension_error_line(getattr(self.session, "services", None), event), "error")
             case "notice":
                 self.notice(event.message, event.level)
             case "session_tree":
