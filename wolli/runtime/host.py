@@ -22,6 +22,7 @@ Front ends follow replacements through :meth:`on_active_session`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,6 +106,7 @@ class AgentHost:
         # Set by ``wolli.shutdown()``: the TUI quits once idle; print/json end anyway.
         self.shutdown_requested = False
         self.auto_reloader: Any = None
+        self._follow_auto_reload = False  # a front end asked for the watcher: follow the setting
         self.resident: dict[str, AgentSession] = {}
         self.active: AgentSession | None = None
         self._active_listeners: list[ActiveListener] = []
@@ -403,6 +405,9 @@ class AgentHost:
                 raise RuntimeError("cannot reload while the agent is working; wait for it or press Esc first")
         for live in list(self.resident.values()):
             await live.emit(SessionShutdownEvent("reload"))
+        reset = getattr(self.ui, "reset", None)  # what the old versions put on screen goes with them
+        if reset is not None:
+            reset()
         self.settings.reload()
         self.apply_handler_timeout()
         self._resources.clear()
@@ -423,14 +428,30 @@ class AgentHost:
 
     def start_auto_reload(self) -> Any:
         """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
-        front ends call this); returns the running :class:`AutoReloader` or None."""
-        if self.settings.get("autoReload") is not True:
-            return None
-        from .auto_reload import AutoReloader
+        front ends call this), and follow the setting from then on: switching it in /settings
+        starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""
+        if not self._follow_auto_reload:
+            self._follow_auto_reload = True
+            self.settings.subscribe(lambda merged: self._apply_auto_reload())
+        return self._apply_auto_reload()
 
-        if self.auto_reloader is None:
-            self.auto_reloader = AutoReloader(self)
-            self.auto_reloader.start()
+    def _apply_auto_reload(self) -> Any:
+        wanted = self.settings.get("autoReload") is True
+        if wanted and self.auto_reloader is None:
+            from .auto_reload import AutoReloader
+
+            reloader = AutoReloader(self)
+            try:
+                reloader.start()
+            except RuntimeError:  # no running loop here (a settings change from another thread)
+                return None
+            self.auto_reloader = reloader
+        elif not wanted and self.auto_reloader is not None:
+            reloader, self.auto_reloader = self.auto_reloader, None
+            try:
+                asyncio.get_running_loop().create_task(reloader.stop())
+            except RuntimeError:
+                pass
         return self.auto_reloader
 
     def request_shutdown(self) -> None:

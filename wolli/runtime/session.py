@@ -228,6 +228,10 @@ class AgentSession:
             self._ctx = self.services.handler_context(self)
         return self._ctx
 
+    def notice(self, level: str, message: str) -> None:
+        """Tell the front ends something that is not an event of the run (a reload's problems)."""
+        self._deliver(NoticeEvent(level if level in ("info", "warning", "error") else "info", message))  # type: ignore[arg-type]
+
     def _report_handler_error(self, owner: str, event: str, error: str) -> None:
         self._deliver(ExtensionErrorEvent(owner, event, error))
 
