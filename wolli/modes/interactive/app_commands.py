@@ -53,7 +53,9 @@ async def reload(ctx: CommandContext, args: str) -> None:
     if ctx.session.model is None:  # a models.json written since start-up: use it now
         model = ctx.host.default_model()
         if model is not None and await ctx.session.set_model(model):
-            ctx.front.notify(f"Model: {model.provider}/{model.id}")
+            from .model_commands import announce_model
+
+            announce_model(ctx, model)
     loaded = sum(1 for i in infos if i["status"] == "loaded")
     ctx.front.notify(f"Reloaded: {loaded} extension{'s' if loaded != 1 else ''} loaded"
                      + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))
