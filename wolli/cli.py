@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
+    from .extensions.context import ExtensionMode
     from .runtime.request import StartupRequest
 
 HELP = """\
@@ -71,7 +72,7 @@ class CliArgs:
     """Parsed options (a plain class: importing dataclasses would cost ~10 ms at start-up)."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None
+        self.mode: ExtensionMode | None = None  # checked against MODES once parsed
         self.print_ = False
         self.plain = False
         self.agent: str | None = None
@@ -206,7 +207,7 @@ def parse_args(argv: list[str]) -> CliArgs:
     return args
 
 
-def startup_request(args: CliArgs, mode: str) -> StartupRequest:
+def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
     """What the command line asks the runtime for (the one start-up path of every mode)."""
     import os
 
@@ -280,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         from .modes.commands import export_session
 
         return export_session(args)
-    mode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
+    mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
     if args.resume and not args.session and mode != "plain" and (

@@ -144,3 +144,31 @@ async def test_auto_reload_says_what_failed_and_the_setting_applies_at_once(make
         await wait_until(lambda: host.auto_reloader is None, 5, "the watcher to stop")
         host.settings.update({"autoReload": True})
         await wait_until(lambda: host.auto_reloader is not None, 5, "the watcher to start again")
+
+
+RECORDS_BEHAVIOR = textwrap.dedent("""
+    seen = []
+
+    def extension(wolli):
+        def on_input(event, ctx):
+            seen.append((event.text, event.streaming_behavior))
+
+        wolli.on("input", on_input)
+""")
+
+
+async def test_an_input_handler_sees_follow_up_and_steer_as_in_every_mode(make_app, faux):
+    import sys
+
+    app = make_app(code={"behavior": RECORDS_BEHAVIOR})
+    async with running(app) as pilot:
+        faux.push(faux_hang())
+        await type_and_send(pilot, "start")
+        await wait_until(lambda: not app.controller.session.is_idle(), 5, "the run")
+        await type_and_send(pilot, "steer this")
+        await pilot.press(*"follow that", "alt+enter")
+        record = next(r for r in app.controller.host.extensions.registry.records if r.name == "behavior")
+        seen = sys.modules[record.module_name].seen
+        await wait_until(lambda: len(seen) == 3, 5, "three inputs")
+        assert seen == [("start", None), ("steer this", "steer"), ("follow that", "follow_up")]
+        await pilot.press("escape")

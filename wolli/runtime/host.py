@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent.tool import ToolDefinition
 from ..config import paths
 from ..config.settings import Settings
+from ..extensions.context import ExtensionMode, ExtensionUI
 from ..extensions.runtime import ExtensionRuntime
 from ..tools.environment import Environment, create_host_environment
 from .events import SessionShutdownEvent, ShutdownReason, StartReason
@@ -63,14 +64,19 @@ ActiveListener = Callable[["AgentSession | None", "AgentSession | None"], Any]
 
 @dataclass(frozen=True)
 class HandlerContext:
-    """The ``ctx`` every handler, command and tool of a session receives."""
+    """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
+    spec's ``ExtensionContext``, exported as ``wolli.ExtensionContext``): the live session,
+    its ``ui`` and the ``mode`` Wolli runs in. Also readable as a mapping (``ctx["ui"]``)."""
 
     session: SessionHandle
-    ui: Any
-    mode: str
+    ui: ExtensionUI
+    mode: ExtensionMode
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
+
+
+ExtensionContext = HandlerContext
 
 
 class AgentHost:
@@ -80,8 +86,8 @@ class AgentHost:
         *,
         settings: Settings | None = None,
         model_registry: ModelRegistry | None = None,
-        mode: str = "print",
-        ui: Any = None,
+        mode: ExtensionMode = "print",
+        ui: ExtensionUI | None = None,
     ) -> None:
         from ..extensions.ui import NullUI
 
@@ -91,8 +97,8 @@ class AgentHost:
         self.cwd = os.getcwd()
         self.home: Path = paths.agent_home(self.name)
         self.settings = settings or Settings(self.name)
-        self.mode = mode
-        self.ui = ui if ui is not None else NullUI()
+        self.mode: ExtensionMode = mode
+        self.ui: ExtensionUI = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
         self.extensions = ExtensionRuntime(self)

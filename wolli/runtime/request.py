@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..ai.types import ThinkingLevel
+    from ..extensions.context import ExtensionMode
 
 USAGE = 2  # exit code for a mistake on the command line
 FAILURE = 1
@@ -31,7 +32,7 @@ class StartupError(Exception):
 class StartupRequest:
     """What the user asked for, as parsed from the command line (or given by a program)."""
 
-    mode: str
+    mode: ExtensionMode
     cwd: str = field(default_factory=os.getcwd)
     agent: str | None = None
     model: str | None = None  # provider/id[:thinking], or part of an id

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
     from ..config.settings import Settings
+    from ..extensions.context import ExtensionMode
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
@@ -27,7 +28,7 @@ class SessionServices(Protocol):
     home: Path
     # Handlers of every session of the host (extensions load once per host).
     handlers: HandlerRegistry
-    mode: str
+    mode: ExtensionMode
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
 

@@ -30,6 +30,7 @@ from ..agent.messages import BashExecutionMessage, CustomMessage, parse_agent_me
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
+from . import hook_events
 from .compaction_run import Compactor
 from .events import (
     ExtensionErrorEvent,
@@ -431,6 +432,7 @@ class AgentSession:
         messages included).
         """
         self._check_open()
+        streaming_behavior = hook_events.streaming_behavior(streaming_behavior)  # a wrong spelling fails here
         images = list(images or [])
         parsed = split_command(text)
         if parsed is not None:
@@ -613,8 +615,7 @@ class AgentSession:
     async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> str:
         """A user message as if typed (through ``input`` handlers, source ``extension``)."""
         text, images = _split_content(content)
-        behavior: StreamingBehavior | None = "follow_up" if deliver_as in ("follow_up", "followUp") else (
-            "steer" if deliver_as == "steer" else None)
+        behavior = hook_events.streaming_behavior(deliver_as)
         if not self.is_idle() and behavior is None:
             raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
         return await self.prompt(text, images, streaming_behavior=behavior, source="extension")

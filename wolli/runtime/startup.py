@@ -20,6 +20,7 @@ from typing import Any
 
 from ..ai.types import ImageContent, Model, ThinkingLevel
 from ..config import paths
+from ..extensions.context import ExtensionUI
 from .attachments import AttachmentError, read_attachments
 from .host import AgentHost
 from .options import SessionOptions
@@ -42,7 +43,7 @@ class Startup:
     flags: dict[str, str | bool]
 
 
-def make_host(request: StartupRequest, *, ui: Any = None) -> tuple[AgentHost, list[str]]:
+def make_host(request: StartupRequest, *, ui: ExtensionUI | None = None) -> tuple[AgentHost, list[str]]:
     """The host for the requested agent, and the configuration problems found loading it."""
     try:
         host = AgentHost(request.agent, mode=request.mode, ui=ui)
@@ -171,7 +172,7 @@ def build_prompts(request: StartupRequest, attached_text: str, images: list[Imag
 async def start(
     request: StartupRequest,
     *,
-    ui: Any = None,
+    ui: ExtensionUI | None = None,
     observers: list[Callable[[Any], Any]] | None = None,
     registered_flags: dict[str, Any] | None = None,
     before_start: Callable[[AgentSession], Any] | None = None,

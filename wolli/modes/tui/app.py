@@ -399,7 +399,7 @@ class WolliApp(App[int]):
         built-in look; the error line when the renderer failed)."""
         host = self.controller.host
         renderer = host.extensions.registry.renderers.get(message.custom_type) if host is not None else None
-        if renderer is None:
+        if host is None or renderer is None:
             return None, None
         owner = host.extensions.registry.renderer_owners.get(message.custom_type, "extension")
         what = f"the renderer of {message.custom_type!r} messages"

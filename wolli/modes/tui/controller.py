@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...runtime.request import StartupError, StartupRequest
 from ..interactive.command import CommandContext
 from ..interactive.registry import run_builtin
+
+if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
+    from ...runtime.hook_events import StreamingBehavior
+    from ...runtime.host import AgentHost
+    from ...runtime.session import AgentSession
+    from ...runtime.startup import Startup
 
 
 class TuiController:
@@ -24,18 +30,18 @@ class TuiController:
     def __init__(self, app: Any, request: StartupRequest) -> None:
         self.app = app
         self.request = request
-        self.startup: Any = None  # runtime.startup.Startup once started
+        self.startup: Startup | None = None  # once started
         self.ready = asyncio.Event()
         self._observed: Any = None  # the remover of the observer on the active session
 
     @property
-    def session(self) -> Any:
+    def session(self) -> AgentSession | None:
         host = self.startup.host if self.startup else None
         return host.active if host is not None and host.active is not None else (
             self.startup.session if self.startup else None)
 
     @property
-    def host(self) -> Any:
+    def host(self) -> AgentHost | None:
         return self.startup.host if self.startup else None
 
     async def start(self) -> None:
@@ -151,13 +157,14 @@ class TuiController:
             self.app.exit()
 
     @staticmethod
-    async def _send(session: Any, text: str, follow_up: bool, images: list[Any] | None) -> None:
+    async def _send(session: AgentSession, text: str, follow_up: bool, images: list[Any] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:
             await session.run_bash(command, exclude_from_context=stripped.startswith("!!"))  # shown by its events
         elif session.is_streaming or not session.is_idle():
-            await session.prompt(text, images, streaming_behavior="followUp" if follow_up else "steer")
+            behavior: StreamingBehavior = "follow_up" if follow_up else "steer"  # the spelling of every mode
+            await session.prompt(text, images, streaming_behavior=behavior)
         else:
             await session.prompt(text, images)
 
@@ -181,7 +188,10 @@ class TuiController:
     async def run_shortcut(self, shortcut: Any) -> None:
         from ..interactive.hotkeys import run_shortcut
 
-        failed = await run_shortcut(shortcut, self.session.handler_context(), self.host.home if self.host else None)
+        session = self.session
+        if session is None:
+            return
+        failed = await run_shortcut(shortcut, session.handler_context(), self.host.home if self.host else None)
         if failed is not None:
             self.app.add_notice(failed, "error")
 
