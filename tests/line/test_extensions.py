@@ -54,3 +54,20 @@ async def test_a_failing_command_is_one_line_and_text_is_literal(line, wolli_hom
     await term.wait_for("custom " + MARKUP)
     assert "saved " + MARKUP in term.text
     await wait_until(lambda: term.repl.prompter._main_running, 5, "the prompt again")
+
+
+async def test_the_documented_extensions_work_in_the_line_mode(line, faux, tmp_path):
+    from tests.tui.test_docs_extensions import doc_extensions
+    from wolli.ai.providers.faux import faux_tool_call
+
+    term = await line(extensions=doc_extensions(tmp_path))
+    await term.send("/paint blue")
+    await term.wait_for("painting it blue")
+    await term.send("/deploy")
+    await term.wait_for("deploy: staging is green")
+    await term.send("/ship")  # custom() is None here: the rest goes on
+    faux.push([faux_tool_call("count", {"n": "3"})], "counted")
+    await term.send("count to three")
+    text = await term.wait_for("counted")
+    assert "count 3" in text and "✓ 3" in text
+    assert "failed" not in text, text
