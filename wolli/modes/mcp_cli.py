@@ -13,7 +13,7 @@ import json
 import sys
 
 from ..runtime.request import USAGE, StartupError, StartupRequest
-from .interactive.browser import open_in_browser
+from .open_url import open_in_browser
 
 USAGE_TEXT = """\
 usage: wolli mcp list [--json] [--agent NAME] [--mcp-config FILE] [--strict-mcp-config] [--approve-project-mcp]

@@ -31,23 +31,14 @@ from .services import ToolOwner
 
 if TYPE_CHECKING:
     from ..agent.tool import ToolDefinition
-    from ..ai.abort import AbortSignal
     from ..config.settings import Settings
+    from ..extensions.context import ExtensionUI
     from .session import AgentSession
 
 log = logging.getLogger("wolli.runtime")
 # Print/json mode with every server's list cached: the servers start once the first answer
 # has been coming for this long (or at its first tool call).
 START_AFTER_ANSWER_S = 0.2
-
-
-class Asker(Protocol):
-    """The front end's ``ctx.ui``, as far as the project approval needs it."""
-
-    has_ui: bool
-
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
-                      signal: AbortSignal | None = None) -> bool: ...
 
 
 class McpHost(Protocol):
@@ -57,7 +48,7 @@ class McpHost(Protocol):
     settings: Settings
     home: Path
     cwd: str
-    ui: Asker
+    ui: ExtensionUI
     active: AgentSession | None
     resident: dict[str, AgentSession]
 

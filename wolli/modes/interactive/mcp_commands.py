@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .browser import open_in_browser
+from ..open_url import open_in_browser
 from .command import BuiltinCommand, CommandContext
 
 if TYPE_CHECKING:
