@@ -14,7 +14,8 @@ load average is printed before and after (run it on a quiet machine).
    out at once; the servers start 0.2 s into the answer or at its first tool call, so this
    one-word answer starts none): wall time, when the (first) request reached the model, and
    the *exit tail* (from the last answer to the process's end: stopping the servers
-   included). Then the same two with the model calling one MCP tool first (warm: the call
+   included), and cpu (user+sys of the process and of the servers it started and reaped;
+   steadier than wall on a busy machine). Then the same two with the model calling one MCP tool first (warm: the call
    starts the servers and waits for its own).
 2. **TUI first frame** (Textual's headless driver, a fresh process each run so imports
    count): first paint and session ready, with no server and with five (warm cache), and
@@ -32,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,7 +69,7 @@ def ms(value: float) -> str:
 def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], cwd: str, home: Path,
                server: LoopbackServer, call: bool = False) -> dict[str, float]:
     """``call``: the model first calls one MCP tool (mcp-server-time), then answers."""
-    figures: dict[str, list[float]] = {"wall": [], "sent": [], "tail": []}
+    figures: dict[str, list[float]] = {"wall": [], "sent": [], "tail": [], "cpu": []}
     cache = home / "agents" / "default" / "mcp-cache.json"
     for index in range(runs + 1):
         arrivals: list[float] = []
@@ -83,10 +85,12 @@ def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], c
         if cold:
             cache.unlink(missing_ok=True)
         extra = ["--strict-mcp-config", "--mcp-config", config] if config else []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "wolli", "-p", "--no-session", *extra, "--model",
                                "local/local-model", "hi"], cwd=cwd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0 or done.stderr:
             raise SystemExit(f"run failed: {done.stderr[-800:]}")
         if call and "datetime" not in json.dumps(server.requests[-1].json["messages"][-1]):
@@ -95,6 +99,7 @@ def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], c
             figures["wall"].append(wall)
             figures["sent"].append(arrivals[0] - start)
             figures["tail"].append(start + wall - arrivals[-1])
+            figures["cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return {k: statistics.median(v) for k, v in figures.items()}
 
 
@@ -227,7 +232,7 @@ def main() -> None:
     for label, found in (("no MCP server", none), ("5 servers, cold cache", cold), ("5 servers, warm cache", warm),
                          ("5, cold, one MCP call", cold_call), ("5, warm, one MCP call", warm_call)):
         print(f"print mode, {label + ':':23} wall {ms(found['wall'])}, request sent at {ms(found['sent'])}, "
-              f"exit tail {ms(found['tail'])}")
+              f"exit tail {ms(found['tail'])}, cpu {ms(found['cpu'])}")
     print(f"TUI, no MCP server:   first paint {ms(tui_none['paint'])}, session ready {ms(tui_none['ready'])}")
     print(f"TUI, 5 servers warm:  first paint {ms(tui_five['paint'])}, session ready {ms(tui_five['ready'])}, "
           f"all 5 servers ready {ms(tui_five['servers'])}")
