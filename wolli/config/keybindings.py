@@ -34,6 +34,10 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "app.clipboard.pasteImage": ("ctrl+v",),
     "app.transcript.earlier": ("ctrl+home",),
     "app.commandPalette": ("ctrl+s", "f1"),
+    # Not Shift+Tab as in Claude Code: that is pi's (and Wolli's) thinking-level key.
+    "app.permissions.cycle": ("alt+m",),
+    # Esc twice on an empty editor while the agent is idle opens /rewind (not a binding:
+    # Esc alone interrupts; the app counts the second press).
     # Unbound until keybindings.json gives them keys (as in pi).
     "app.session.new": (),
     "app.session.tree": (),
@@ -54,7 +58,8 @@ ALIASES: dict[str, str] = {
     "toggleThinking": "app.thinking.toggle", "externalEditor": "app.editor.external",
     "selectUp": "tui.select.up", "selectDown": "tui.select.down", "selectConfirm": "tui.select.confirm",
     "selectCancel": "tui.select.cancel", "cycleModelBackward": "app.model.cycleBackward",
-    "commandPalette": "app.commandPalette", "newSession": "app.session.new", "tree": "app.session.tree",
+    "commandPalette": "app.commandPalette", "cyclePermissionMode": "app.permissions.cycle",
+    "newSession": "app.session.new", "tree": "app.session.tree",
     "fork": "app.session.fork", "resume": "app.session.resume", "pasteImage": "app.clipboard.pasteImage",
 }
 
@@ -68,7 +73,7 @@ ACTIONS: tuple[str, ...] = (
     "deleteCharBackward", "deleteCharForward", "deleteWordBackward", "deleteWordForward",
     "deleteToLineStart", "deleteToLineEnd", "pageUp", "pageDown", "selectUp", "selectDown",
     "selectConfirm", "selectCancel",
-    "cycleModelBackward", "commandPalette",
+    "cycleModelBackward", "commandPalette", "cyclePermissionMode",
 )
 
 

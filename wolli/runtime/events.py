@@ -132,6 +132,17 @@ class ThinkingLevelSelectEvent:
 
 
 @dataclass(slots=True)
+class PermissionModeChangeEvent:
+    """The session's permission mode changed (the user's key, ``/permissions``, RPC, an
+    extension): ``default``, ``accept-edits``, ``plan`` or ``yolo``."""
+
+    mode: str
+    previous_mode: str
+    source: str  # user | rpc | extension | start
+    type: str = field(default="permission_mode_change", init=False)
+
+
+@dataclass(slots=True)
 class ExtensionErrorEvent:
     """A handler raised, timed out or returned something invalid (pi's ``extension_error``).
 
@@ -177,6 +188,7 @@ SessionEvent = (
     | AutoRetryEndEvent
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
+    | PermissionModeChangeEvent
     | ExtensionErrorEvent
     | NoticeEvent
 )
@@ -195,6 +207,7 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "NoticeEvent",
+    "PermissionModeChangeEvent",
     "QueueUpdateEvent",
     "RunState",
     "RunStateEvent",

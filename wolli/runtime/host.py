@@ -67,6 +67,14 @@ class HandlerContext:
     session: SessionHandle
     ui: Any
     mode: str
+    # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
+    permissions: Any = None
+
+    @property
+    def permission_mode(self) -> str:
+        """``default``, ``accept-edits``, ``plan`` or ``yolo`` (the event
+        ``permission_mode_change`` says when it changes)."""
+        return str(self.permissions.mode) if self.permissions is not None else "yolo"
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -93,6 +101,9 @@ class AgentHost:
         self.mode = mode
         self.ui = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
+        from .safety.permissions import HostPermissions
+
+        self.permissions = HostPermissions(self)
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
         self.extensions = ExtensionRuntime(self)
         # Live views of what extensions registered (the registry updates them in place):
@@ -164,7 +175,10 @@ class AgentHost:
         return found
 
     def handler_context(self, session: AgentSession) -> HandlerContext:
-        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode)
+        from .safety.handle import PermissionsHandle
+
+        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode,
+                              permissions=PermissionsHandle(self.permissions, session))
 
     def handle(self, session: AgentSession) -> SessionHandle:
         """The one handle extension code gets for ``session``."""

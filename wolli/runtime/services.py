@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
+    from .safety.permissions import HostPermissions
 
 
 class SessionServices(Protocol):
@@ -26,6 +27,14 @@ class SessionServices(Protocol):
     mode: str
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
+    # ``ctx.ui`` of the front end (permission questions go there), and the host's rules.
+    ui: Any
+    permissions: HostPermissions
+
+    @property
+    def active(self) -> Any:
+        """The session the front end shows (None before the first one)."""
+        ...
 
     @property
     def model_registry(self) -> ModelRegistry: ...

@@ -101,9 +101,11 @@ class AgentSession:
         self._recovery = Recovery(self)
         self._compactor = Compactor(self, self._dispatch)
 
+        from .safety.permissions import SessionPermissions
         from .tool_hooks import ToolHooks
 
-        hooks = ToolHooks(self._dispatch, self.handler_context)
+        self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
+        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions.gate)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(
@@ -385,10 +387,14 @@ class AgentSession:
             context_files=list(resources.context_files),
             custom_prompt=self._custom_system_prompt,
             prompt_sections=[
-                PromptSection(section.title, section.text(), section.order)
-                for section in getattr(self.services, "prompt_sections", [])
+                *(PromptSection(title, text, order) for title, text, order in self.permissions.prompt_sections()),
+                *(PromptSection(section.title, section.text(), section.order)
+                  for section in getattr(self.services, "prompt_sections", [])),
             ],
         )
+
+    def refresh_system_prompt(self) -> None:
+        self._refresh_system_prompt()
 
     def _refresh_system_prompt(self) -> None:
         """Rebuild the stored base prompt; a run's ``before_agent_start`` override stays in

@@ -24,6 +24,7 @@ KEY_HELP: dict[str, str] = {
     "app.editor.external": "edit the message in $VISUAL / $EDITOR",
     "app.transcript.earlier": "show earlier messages",
     "app.commandPalette": "command palette",
+    "app.permissions.cycle": "next permission mode (default, accept-edits, plan)",
     "app.session.new": "new session",
     "app.session.tree": "session tree",
     "app.session.fork": "fork",
@@ -39,6 +40,7 @@ def hotkeys_report() -> str:
         bound = key_text(action)
         if bound:
             lines.append(f"{bound.replace('/', ' / '):<24} {what}")
+    lines.append(f"{'Esc Esc':<24} rewind (empty editor, agent idle)")
     lines += ["", "/ commands · @ files · Tab paths · !cmd runs a shell command (!!cmd keeps it out of context)",
               "Change keys in keybindings.json (docs/tui.md)."]
     return "\n".join(lines)

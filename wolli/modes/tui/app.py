@@ -45,10 +45,11 @@ TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a ha
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
               "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
               "app.model.cycleForward", "app.model.cycleBackward", "app.commandPalette", "app.session.new",
-              "app.session.tree", "app.session.fork", "app.session.resume")
+              "app.session.tree", "app.session.fork", "app.session.resume", "app.permissions.cycle")
 # App keys that belong to the main screen: a dialog or picker on top gets the key instead.
 MAIN_SCREEN_ACTIONS = {"clear_or_quit", "quit_if_empty", "toggle_tools", "toggle_thinking", "cycle_thinking",
-                       "external_editor", "select_model", "cycle_model", "slash", "command_palette"}
+                       "external_editor", "select_model", "cycle_model", "slash", "command_palette",
+                       "cycle_permission_mode"}
 
 
 class WolliApp(App[int]):
@@ -67,6 +68,8 @@ class WolliApp(App[int]):
         Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, id="app.model.cycleForward"),
         Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, id="app.model.cycleBackward"),
         Binding("ctrl+s,f1", "command_palette", "Commands", show=False, id="app.commandPalette"),
+        Binding("alt+m", "cycle_permission_mode", "Permission mode", show=False, priority=True,
+                id="app.permissions.cycle"),
         # No default keys (as in pi): keybindings.json gives them one; F21-F24 stand in until then.
         Binding("f21", "slash('/new')", show=False, id="app.session.new"),
         Binding("f22", "slash('/tree')", show=False, id="app.session.tree"),
@@ -293,6 +296,9 @@ class WolliApp(App[int]):
 
     def action_slash(self, text: str) -> None:
         self.run_slash_command(text)
+
+    def action_cycle_permission_mode(self) -> None:
+        self.run_worker(self.controller.cycle_permission_mode(), group="prompt")
 
     async def action_cycle_thinking(self) -> None:
         level = await self.controller.cycle_thinking_level()
