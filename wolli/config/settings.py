@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "extensionTimeoutMs": 60000,
     "autoReload": False,
     # Rule lists are read file by file (they add up); see wolli/permissions/store.py.
-    "permissions": {"defaultMode": None, "additionalDirectories": []},
+    "permissions": {"additionalDirectories": []},
     "checkpoints": {"enabled": True, "maxFileBytes": 10_000_000},
 }
 

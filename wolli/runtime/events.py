@@ -143,6 +143,20 @@ class PermissionModeChangeEvent:
 
 
 @dataclass(slots=True)
+class RewindEvent:
+    """Files and/or the conversation went back to before ``target_id`` (a message of the
+    user's, or an earlier rewind, which this one undid)."""
+
+    target_id: str
+    scope: str  # code | conversation | both
+    restored: list[str]
+    removed: list[str]
+    skipped: list[str]  # changed outside Wolli, left as they were
+    lost: dict[str, str]  # could not be restored, and why
+    type: str = field(default="rewind", init=False)
+
+
+@dataclass(slots=True)
 class ExtensionErrorEvent:
     """A handler raised, timed out or returned something invalid (pi's ``extension_error``).
 
@@ -189,6 +203,7 @@ SessionEvent = (
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
     | PermissionModeChangeEvent
+    | RewindEvent
     | ExtensionErrorEvent
     | NoticeEvent
 )
@@ -208,6 +223,7 @@ __all__ = [
     "ModelSelectEvent",
     "NoticeEvent",
     "PermissionModeChangeEvent",
+    "RewindEvent",
     "QueueUpdateEvent",
     "RunState",
     "RunStateEvent",

@@ -358,7 +358,11 @@ class AgentHost:
         )
         session = self._build(manager, SessionOptions(cwd=origin.cwd, model=origin.model,
                                                       thinking_level=origin.thinking_level,
-                                                      active_tools=list(origin.active_tool_names)))
+                                                      active_tools=list(origin.active_tool_names),
+                                                      permission_mode=origin.permissions.mode))
+        from .safety.checkpointing import share_blobs
+
+        share_blobs(origin, session)
         await self.replace_active(session, "fork")
         return session
 

@@ -101,11 +101,13 @@ class AgentSession:
         self._recovery = Recovery(self)
         self._compactor = Compactor(self, self._dispatch)
 
+        from .safety.checkpointing import TurnCheckpoints
         from .safety.permissions import SessionPermissions
         from .tool_hooks import ToolHooks
 
         self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
-        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions.gate)
+        self.checkpoints = TurnCheckpoints(self)
+        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions.gate, self.checkpoints)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(
@@ -218,6 +220,14 @@ class AgentSession:
     def dispatcher(self) -> Dispatcher:
         """The handler channel (for runtime modules that add seams, like tree navigation)."""
         return self._dispatch
+
+    async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "ask",
+                     ask: Any = None) -> Any:
+        """Go back to before one of the user's messages (or undo a rewind): code, conversation
+        or both (docs/checkpoints.md)."""
+        from .safety.rewind import rewind
+
+        return await rewind(self, entry_id, scope=scope, on_conflict=on_conflict, ask=ask)
 
     async def navigate_tree(self, entry_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> bool:
@@ -518,6 +528,7 @@ class AgentSession:
             return
 
     def _end_run(self) -> None:
+        self.checkpoints.settle()
         self.agent.set_system_prompt(self._base_system_prompt)  # an override never leaks
         self._flush_deferred_bash()
         self.set_run_state("idle")
@@ -700,6 +711,7 @@ class AgentSession:
         self.abort_bash()
         await self.wait_for_idle()
         await self.emit(SessionShutdownEvent(reason, target_session_file))
+        self.checkpoints.close()
         self.closed = True
         self._observers.clear()
         self._observer_snapshot = ()

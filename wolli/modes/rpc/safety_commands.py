@@ -91,3 +91,47 @@ async def remove_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Any:
     if not removed:
         raise CommandError(f"remove_permission_rule: no {kind} rule {rule!r} in the {scope} rules")
     return permissions_state(session)
+
+
+# ---------------------------------------------------------------------------- rewind
+
+CONFLICTS = ("cancel", "skip", "overwrite", "ask")
+
+
+def _point_record(point: Any) -> dict[str, Any]:
+    return {"entryId": point.entry_id, "kind": point.kind, "text": point.text, "timestamp": point.timestamp,
+            "files": list(point.files)}
+
+
+@command("get_rewind_points", "query")
+def get_rewind_points(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    from ...runtime.safety.rewind import points
+
+    return {"points": [_point_record(p) for p in points(server.session)]}
+
+
+@command("rewind")
+async def rewind(server: RpcServer, cmd: dict[str, Any]) -> Any:
+    from ...runtime.safety.rewind import RewindError
+
+    entry_id = _text(cmd, "entryId", required=False)
+    scope = _field(cmd, "scope", str, "code, conversation or both", required=False) or "both"
+    on_conflict = _field(cmd, "onConflict", str, "cancel, skip, overwrite or ask", required=False) or "cancel"
+    if on_conflict not in CONFLICTS:
+        raise CommandError(f"rewind: 'onConflict' must be one of {', '.join(CONFLICTS)}, not {on_conflict!r}")
+    session = server.session
+    if not session.is_idle():
+        raise CommandError("rewind: the agent is working; send abort first (a rewind never runs under a turn)")
+
+    async def ask(paths: list[str]) -> str | None:
+        labels = {"Keep them, restore the other files": "skip", "Overwrite them": "overwrite", "Cancel": "cancel"}
+        answer = await server.ui.select(f"Changed outside Wolli since the checkpoint: {', '.join(paths)}", list(labels))
+        return labels.get(answer, "cancel")
+
+    try:
+        result = await session.rewind(entry_id, scope=scope, on_conflict=on_conflict, ask=ask)
+    except RewindError as exc:
+        raise CommandError(f"rewind: {exc}") from None
+    return {"targetId": result.point.entry_id, "scope": result.scope, "restored": result.restored,
+            "removed": result.removed, "skipped": result.skipped, "lost": result.lost, "failed": result.failed,
+            "editorText": result.editor_text, "cancelled": result.cancelled}

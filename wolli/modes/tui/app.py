@@ -41,6 +41,7 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
 TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a hard exit
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
               "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
@@ -108,6 +109,7 @@ class WolliApp(App[int]):
         self.footer_area = Vertical(id="footer-area")
         self.custom_widget: Widget | None = None
         self._last_ctrl_c = 0.0
+        self._last_escape = 0.0
         self._printed = ""  # a captured print line not yet ended
         for spec in self.themes.values():
             self.register_theme_spec(spec)
@@ -253,7 +255,15 @@ class WolliApp(App[int]):
 
     def action_interrupt(self) -> None:
         session = self.controller.session
-        if session is None or (session.is_idle() and not self.queued.display):
+        if session is None:
+            return
+        if session.is_idle() and not self.queued.display:
+            now = time.monotonic()
+            if not self.editor.text and now - self._last_escape < REWIND_WINDOW_S:
+                self._last_escape = 0.0
+                self.run_slash_command("/rewind")
+            else:
+                self._last_escape = now
             return
         restored = self.controller.abort()
         if restored:
