@@ -104,6 +104,9 @@ class AgentHost:
         from .safety.permissions import HostPermissions
 
         self.permissions = HostPermissions(self)
+        from .safety.sandbox import SandboxService
+
+        self.sandbox = SandboxService(self)
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
         self.extensions = ExtensionRuntime(self)
         # Live views of what extensions registered (the registry updates them in place):
@@ -152,7 +155,7 @@ class AgentHost:
         key = os.path.abspath(cwd)
         env = self._environments.get(key)
         if env is None:
-            env = create_host_environment(key, shell_path=self.settings.get("shellPath"))
+            env = self.sandbox.wrap(create_host_environment(key, shell_path=self.settings.get("shellPath")), key)
             self._environments[key] = env
         return env
 
@@ -412,6 +415,7 @@ class AgentHost:
             await self.close_session(session, reason)
         if self.active is not None:
             await self.close_session(self.active, reason)
+        await self.sandbox.close()
 
     async def reload(self, session: AgentSession | None = None) -> None:
         """``/reload``: re-read settings, models and resources; every resident session gets

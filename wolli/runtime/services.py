@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
     from .safety.permissions import HostPermissions
+    from .safety.sandbox import SandboxService
 
 
 class SessionServices(Protocol):
@@ -30,6 +31,7 @@ class SessionServices(Protocol):
     # ``ctx.ui`` of the front end (permission questions go there), and the host's rules.
     ui: Any
     permissions: HostPermissions
+    sandbox: SandboxService  # the optional bubblewrap sandbox for shell commands
 
     @property
     def active(self) -> Any:

@@ -657,6 +657,9 @@ class AgentSession:
         from .user_bash import message_from_result, run_user_bash
 
         self._check_open()
+        refusal = await self.services.sandbox.refuse_user_command(self.handler_context().ui)
+        if refusal is not None:
+            raise RuntimeError(refusal)
         environment = self.services.environment(self.cwd)
         answer = None
         if self._dispatch.has("user_bash"):
@@ -699,6 +702,8 @@ class AgentSession:
     async def start(self, reason: StartReason, previous_session_file: str | None = None) -> None:
         """``session_start`` (awaited before the first prompt), then ``model_select`` with
         source ``restore`` when a resumed session brought its model back."""
+        self.services.sandbox.report(self._deliver)
+        self.permissions.report_problems()
         await self.emit(SessionStartEvent(reason, previous_session_file))
         if self.restored_model is not None and self.agent.state.model is self.restored_model:
             await self.emit(ModelSelectEvent(self.restored_model, None, "restore"))
