@@ -64,9 +64,13 @@ class PathPattern:
 def absolute_glob(specifier: str, where: Where) -> tuple[str, bool]:
     """The pattern as an absolute glob, and whether it matches at any depth."""
     text = specifier.strip()
+    if text.startswith("//") and not text.strip("/"):
+        return "/", False  # the root folder itself
     directory = text.endswith("/") and len(text) > 1
     text = text.rstrip("/") if directory else text
-    if text.startswith("//"):
+    if text in (".", "./", ""):
+        glob, any_depth = where.cwd, False
+    elif text.startswith("//"):
         glob, any_depth = "/" + text.lstrip("/"), False
     elif text == "~" or text.startswith("~/"):
         glob, any_depth = where.home.rstrip("/") + text[1:], False
@@ -93,7 +97,7 @@ def compile_path_pattern(specifier: str, where: Where) -> PathPattern:
     base = "/".join(fixed[:len(parts) - 1] if len(fixed) == len(parts) else fixed) or "/"
     # The glob, or anything inside what it matches (gitignore: a matched folder takes its contents).
     source = translate_glob(glob.lstrip("/"))
-    regex = re.compile("/" + source + r"(?:/.*)?", re.DOTALL)
+    regex = re.compile("/" + source + r"(?:/.*)?" if source else "/.*", re.DOTALL)
     return PathPattern(specifier, regex, os.path.normpath(base), any_depth)
 
 

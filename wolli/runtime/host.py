@@ -257,7 +257,7 @@ class AgentHost:
         ref = options.session
         if ref:
             if os.path.exists(ref) or ref.endswith(".jsonl"):
-                return SessionManager.open(ref)
+                return SessionManager.open(ref, cwd=cwd)  # a new file there starts in cwd
             return SessionManager.open_by_id(ref, cwd=cwd, session_dir=self.sessions_dir)
         if not options.persist:
             return SessionManager.in_memory(cwd)

@@ -107,11 +107,12 @@ def restore(store: BlobStore, changes: list[Change], *, on_commit: Callable[[], 
 
 
 def _mode_for(target: Path, recorded: int | None) -> int:
+    """The mode the file had when its content was kept, else the one it has, else a new file's."""
+    if recorded is not None:
+        return recorded & 0o7777
     try:
         return os.stat(target).st_mode & 0o7777
     except OSError:
-        if recorded is not None:
-            return recorded & 0o7777
         mask = os.umask(0)
         os.umask(mask)
         return 0o666 & ~mask
