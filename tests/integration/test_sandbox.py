@@ -41,7 +41,7 @@ def tool_texts(loopback) -> list[str]:
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         body = b"hello through the proxy"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
