@@ -110,6 +110,9 @@ class SessionManager:
         session_id = str(uuid.uuid4())
         header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
         path = _new_session_path(_root(session_dir) / cwd_slug(cwd), session_id)
+        from .checkpoints.restore import recover_beside
+
+        recover_beside(path)  # a rewind of this folder killed midway: finished before anything runs
         return cls(header, path, persisted=False)
 
     @classmethod
