@@ -226,3 +226,25 @@ def test_checkpoint_entries_load_and_older_wolli_skips_them(tmp_path):
     assert isinstance(again, CheckpointEntry) and again.files == [{"path": "/p/a", "before": None}]
     assert json.loads(entry.to_json())["toolCallId"] == "call_1"
     assert isinstance(_message("u", None), MessageEntry)
+
+
+def test_a_tool_call_cut_short_by_a_crash_keeps_its_checkpoint(tmp_path):
+    from wolli.session.checkpoints.restore import write_pending
+    from wolli.session.manager import SessionManager
+
+    manager = SessionManager.create(str(tmp_path), tmp_path / "sessions")
+    manager.append_message({"role": "user", "content": "edit it", "timestamp": 1})
+    manager.append_message({"role": "user", "content": "x" * 200_000, "timestamp": 2})  # a long last line
+    store = BlobStore(Path(manager.get_session_file()).parent / "blobs")
+    sha = store.put(b"before the crash")
+    write_pending(store, manager.get_session_file(), [{"toolCallId": "call_1", "files": [
+        {"path": str(tmp_path / "a.txt"), "before": sha}]}])
+    reopened = SessionManager.open(manager.get_session_file())
+    assert any("cut short by a crash" in e for e in reopened.load_errors)
+    last = reopened.get_entries()[-1]
+    assert last.type == "checkpoint" and last.tool_call_id == "call_1"
+    assert last.parent_id == manager.get_leaf_id()  # it follows the conversation, not beside it
+    assert len(reopened.build_session_context().messages) == 2
+    points = rewind_points(reopened.get_branch())
+    assert plan_rewind(reopened.get_branch(), points[0]).restore == {str(tmp_path / "a.txt"): (sha, None)}
+    assert SessionManager.open(manager.get_session_file()).get_entries()[-1].id == last.id  # recorded once

@@ -19,8 +19,10 @@ everything inside it (``Read(secrets)`` covers ``secrets/key.pem``).
 
 Tool paths are made absolute the way the tools do it (``~`` expanded, relative to the
 working directory, ``..`` folded). A deny or ask rule hits when the path as written *or*
-the path with symbolic links resolved matches; an allow rule needs the resolved path to
-match as well, so a link inside the project cannot carry an allowed edit outside it.
+the path with symbolic links resolved matches; an allow rule looks at the resolved path
+only (what is really read or written), so a link inside the project cannot carry an
+allowed edit outside it. Anchors (the working directory, the root, the home folder) count
+both as written and resolved.
 """
 
 from __future__ import annotations
@@ -46,6 +48,10 @@ class Where:
     @classmethod
     def here(cls, cwd: str, root: str | None = None) -> Where:
         return cls(os.path.abspath(cwd), os.path.abspath(root or cwd), os.path.expanduser("~"))
+
+    def resolved(self) -> Where:
+        """The same folders with links resolved (macOS's /tmp is /private/tmp)."""
+        return Where(_resolved(self.cwd), _resolved(self.root), _resolved(self.home))
 
 
 @dataclass(frozen=True)
@@ -131,8 +137,8 @@ def hits(pattern: PathPattern, path: str) -> bool:
 
 
 def allows(pattern: PathPattern, path: str) -> bool:
-    """Allow: every spelling of ``path`` matches."""
-    return all(pattern.matches(p) for p in spellings(path))
+    """Allow: the path with its links resolved matches (what is really touched)."""
+    return pattern.matches(spellings(path)[-1])
 
 
 def walk_reaches(pattern: PathPattern, root: str) -> bool:
@@ -148,14 +154,14 @@ def walk_reaches(pattern: PathPattern, root: str) -> bool:
     return False
 
 
-def inside(path: str, folder: str) -> bool:
-    """Whether ``path`` is ``folder`` or lies in it, both as written and with links resolved."""
+def inside(path: str | tuple[str, ...], folder: str) -> bool:
+    """Whether ``path`` (or every one of its spellings) is ``folder`` or lies in it; the
+    folder counts as written and with links resolved."""
+    spelled = spellings(path) if isinstance(path, str) else path
     folder = folder.rstrip("/") or "/"
-    prefix = folder if folder == "/" else folder + "/"
     resolved_folder = _resolved(folder)
-    resolved_prefix = resolved_folder if resolved_folder == "/" else resolved_folder.rstrip("/") + "/"
-    for spelled in spellings(path):
-        if not (spelled == folder or spelled.startswith(prefix)
-                or spelled == resolved_folder or spelled.startswith(resolved_prefix)):
+    prefixes = {f if f == "/" else f + "/" for f in (folder, resolved_folder)}
+    for one in spelled:
+        if not (one in (folder, resolved_folder) or any(one.startswith(p) for p in prefixes)):
             return False
     return True

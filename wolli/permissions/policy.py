@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
-from .bash_rules import compile_command_pattern, line_allowed, line_hits
+from .bash_rules import candidate_texts, compile_command_pattern, line_allowed
 from .modes import PermissionMode
-from .path_rules import Where, absolute, allows, compile_path_pattern, hits, inside, walk_reaches
+from .path_rules import PathPattern, Where, absolute, compile_path_pattern, inside, spellings, walk_reaches
 from .rules import (
     EDIT_TOOLS,
     READ_TOOLS,
@@ -62,6 +63,15 @@ class RuleSet:
         self.deny = tuple(r for r in self.all if r.kind == "deny")
         self.ask = tuple(r for r in self.all if r.kind == "ask")
         self.allow = tuple(r for r in self.all if r.kind == "allow")
+        self._by_tool: dict[tuple[str, str], tuple[SourcedRule, ...]] = {}
+
+    def about(self, kind: str, name: str) -> tuple[SourcedRule, ...]:
+        """The rules of ``kind`` that concern the tool ``name`` (kept: asked for every call)."""
+        key = (kind, name)
+        found = self._by_tool.get(key)
+        if found is None:
+            found = self._by_tool[key] = tuple(r for r in getattr(self, kind) if rule_applies(r.rule, name))
+        return found
 
     def __len__(self) -> int:
         return len(self.all)
@@ -117,17 +127,17 @@ def evaluate(
     ``vouched``: an extension's ``tool_call`` handler answered ``{"allow": True}``."""
     name = facts.name
     call = _Call(name, arguments, context)
-    denied = call.first_hit(rules.deny)
+    denied = call.first_hit(rules.about("deny", name))
     if denied is not None:
         return Decision("deny", f"Permission denied by the rule {denied.describe()}.", denied)
     if context.mode == "plan" and not is_read_only(facts):
         return Decision("deny", plan_refusal(name))
     if name in SHELL_TOOLS and context.bash_fallback is not None:
         return context.bash_fallback
-    asked = call.first_hit(rules.ask)
+    asked = call.first_hit(rules.about("ask", name))
     if asked is not None:
         return Decision("ask", f"the rule {asked.describe()} asks before this", asked)
-    allowed = call.allowed_by(rules.allow)
+    allowed = call.allowed_by(rules.about("allow", name))
     if allowed is not None:
         return Decision("allow", f"allowed by {allowed.describe()}", allowed)
     if vouched:
@@ -166,7 +176,8 @@ def _by_mode(call: _Call, facts: ToolFacts, context: Context) -> Decision:
 
 
 class _Call:
-    """One call, with its subject (command or path) worked out once."""
+    """One call, with its subject (command or path) worked out once: a check runs every
+    rule against the same spellings, so links are resolved and the line is read once."""
 
     def __init__(self, name: str, arguments: dict[str, Any], context: Context) -> None:
         self.name = name
@@ -174,28 +185,49 @@ class _Call:
         command = arguments.get("command") if name in SHELL_TOOLS else None
         self.command: str | None = command if isinstance(command, str) else None
         self.path = subject_path(name, arguments, context.where.cwd) if name in READ_TOOLS | EDIT_TOOLS else None
+        self._spelled: tuple[str, ...] | None = None
+        self._candidates: list[str] | None = None
+
+    @property
+    def spelled(self) -> tuple[str, ...]:
+        if self._spelled is None:
+            self._spelled = spellings(self.path) if self.path is not None else ()
+        return self._spelled
+
+    @property
+    def candidates(self) -> list[str]:
+        if self._candidates is None:
+            self._candidates = candidate_texts(self.command) if self.command is not None else []
+        return self._candidates
 
     def inside_project(self) -> bool:
         assert self.path is not None
-        return any(inside(self.path, folder) for folder in self.context.project_dirs)
+        return any(inside(self.spelled, folder) for folder in self.context.project_dirs)
 
     def first_hit(self, rules: tuple[SourcedRule, ...]) -> SourcedRule | None:
         """Deny/ask: the first rule about this tool that hits any part of the call."""
         for sourced in rules:
             rule = sourced.rule
-            if not rule_applies(rule, self.name):
-                continue
             kind = specifier_kind(rule)
             if kind == "none":
                 return sourced
             if kind == "command" and self.command is not None:
-                if line_hits(self.command, [compile_command_pattern(rule.specifier)]) is not None:
+                regex = compile_command_pattern(rule.specifier).regex
+                if any(regex.fullmatch(text) for text in self.candidates):
                     return sourced
             elif kind == "path" and self.path is not None:
-                pattern = compile_path_pattern(rule.specifier or "", sourced.where or self.context.where)
-                if hits(pattern, self.path) or (self.name in WALKING_TOOLS and walk_reaches(pattern, self.path)):
-                    return sourced
+                for pattern in self.patterns(rule.specifier or "", sourced.where):
+                    if any(pattern.matches(p) for p in self.spelled) or \
+                            (self.name in WALKING_TOOLS and walk_reaches(pattern, self.path)):
+                        return sourced
         return None
+
+    def patterns(self, specifier: str, where: Where | None) -> tuple[PathPattern, ...]:
+        """The pattern anchored as written and, where links differ, resolved."""
+        where = where or self.context.where
+        written = compile_path_pattern(specifier, where)
+        resolved = compile_path_pattern(specifier, _resolved_where(where))
+        return (written,) if resolved.regex.pattern == written.regex.pattern else (written, resolved)
 
     def allowed_by(self, rules: tuple[SourcedRule, ...]) -> SourcedRule | None:
         """Allow: a whole-tool rule, or path rules covering the path, or command rules that
@@ -203,14 +235,12 @@ class _Call:
         commands: list[SourcedRule] = []
         for sourced in rules:
             rule = sourced.rule
-            if not rule_applies(rule, self.name):
-                continue
             kind = specifier_kind(rule)
             if kind == "none":
                 return sourced
             if kind == "path" and self.path is not None:
-                pattern = compile_path_pattern(rule.specifier or "", sourced.where or self.context.where)
-                if allows(pattern, self.path):
+                real = self.spelled[-1]
+                if any(p.matches(real) for p in self.patterns(rule.specifier or "", sourced.where)):
                     return sourced
             elif kind == "command":
                 commands.append(sourced)
@@ -221,6 +251,11 @@ class _Call:
                 chosen = [by_pattern[p] for p in used]
                 return chosen[0] if len(chosen) == 1 else _together(chosen)
         return None
+
+
+@lru_cache(maxsize=64)
+def _resolved_where(where: Where) -> Where:
+    return where.resolved()
 
 
 def _together(rules: list[SourcedRule]) -> SourcedRule:

@@ -80,16 +80,12 @@ class PermissionStore:
         self.cli_deny = [r for text in cli_deny or [] for r in split_rule_list(text)]
         self.session_rules: dict[RuleKind, list[str]] = {"allow": [], "ask": [], "deny": []}
         self.where = Where.here(self.cwd, self.root)
+        # The files whose changes matter, worked out once (a check stats them each time).
+        self.project_path = self.agent_home / "permissions" / f"{cwd_slug(self.root)}.json"
+        self.shared_path = Path(self.root) / SHARED_DIR / "settings.json"
+        self.watched = (str(self.project_path), str(self.shared_path))
 
     # ------------------------------------------------------------------ files
-
-    @property
-    def project_path(self) -> Path:
-        return self.agent_home / "permissions" / f"{cwd_slug(self.root)}.json"
-
-    @property
-    def shared_path(self) -> Path:
-        return Path(self.root) / SHARED_DIR / "settings.json"
 
     def _origin(self, scope: str) -> str:
         if scope == "user":

@@ -49,7 +49,8 @@ def suggest_rules(name: str, arguments: dict[str, Any], where: Where) -> list[st
         path = subject_path(name, arguments, where.cwd)
         if path is None:
             return [_family(name)]
-        pattern = _path_pattern(path, where)
+        real = os.path.realpath(path)  # allow rules look at what is really touched
+        pattern = _path_pattern(real, where.resolved()) if real != path else _path_pattern(path, where)
         if name in ("grep", "find", "ls") and os.path.isdir(path):
             pattern = pattern.rstrip("/") + "/**"
         return [f"{_family(name)}({pattern})"]

@@ -2,13 +2,18 @@
 
 Called around every tool call that will run (:mod:`..tool_hooks`):
 
-- before an ``edit`` or ``write``: the file's content is kept (a blob) and a ``checkpoint``
-  entry records it, the first time the file is touched since the user's last message (a
-  rewind goes back to before a message, so the first content after it is the one needed);
+- before an ``edit`` or ``write`` that touches a file for the first time since the user's
+  last message (a rewind goes back to before a message, so the first content after it is
+  the one needed): the file's content is kept (a blob) and noted as *pending* in a small
+  file beside the blobs; after the call, one ``checkpoint`` entry records the content
+  before and the hash after, and the pending note goes. Killed in between, the next open
+  of the session records the pending note (:func:`~wolli.session.checkpoints.restore.recover_beside`);
 - before a ``bash`` command in a git work tree: ``git status`` and the content of the files
   already changed; after it: ``git status`` again, and an entry for what it changed;
-- after every such call: the file's hash as the tool left it; when the run ends they are
-  recorded together (``settle``), so a later rewind can tell a file changed outside Wolli.
+- a file changed again in the same run: its new hash waits in memory; when the run ends,
+  one ``settle`` entry records those, so a later rewind can tell a file changed outside
+  Wolli from one Wolli changed last. One entry per first change keeps long sessions quick
+  to load (``tests/perf/bench_checkpoints.py``).
 
 Everything that touches the disk runs in a worker thread, so the front end stays
 responsive. Checkpoints are off with settings ``checkpoints.enabled: false``.
@@ -42,7 +47,8 @@ class TurnCheckpoints:
         self._store: BlobStore | None = None
         self._turn: int | None = None  # id() of the user message the current changes follow
         self._seen: set[str] = set()  # files recorded since that message
-        self._touched: dict[str, FileState] = {}  # files as the tools left them, this run
+        self._unsettled: dict[str, FileState] = {}  # files changed again, as the tools left them
+        self._pending: dict[str, list[dict[str, Any]]] = {}  # before-records by tool call id
         self._git: dict[str, GitSnapshot] = {}  # by tool call id
         self._top: tuple[str, str | None] | None = None  # (cwd, work tree top)
 
@@ -100,7 +106,8 @@ class TurnCheckpoints:
             store, limit = self.store, self.limit
             states = await asyncio.to_thread(lambda: [capture(store, p, limit) for p in fresh])
             self._seen.update(fresh)
-            self._record("tool", [before_record(s) for s in states], tool_call_id=tool_call_id)
+            self._pending[tool_call_id] = [before_record(s) for s in states]
+            await asyncio.to_thread(self._write_pending)
         elif name == "bash":
             top = await asyncio.to_thread(self._work_tree)
             if top is None:
@@ -114,9 +121,20 @@ class TurnCheckpoints:
         if not self.enabled:
             return
         if name in FILE_TOOLS:
+            records = self._pending.pop(tool_call_id, None)
             paths = self._paths(arguments)
             states = await asyncio.to_thread(lambda: [current(p, self.cache) for p in paths])
-            self._touched.update((s.path, s) for s in states)
+            if records is None:  # a file already recorded since the user's message: settled later
+                self._unsettled.update((s.path, s) for s in states)
+                return
+            after = {s.path: s for s in states}
+            for record in records:
+                state = after.get(record["path"])
+                if state is not None:
+                    record.update(after_record(state))
+                    self._unsettled.pop(state.path, None)
+            self._record("tool", records, tool_call_id=tool_call_id)
+            await asyncio.to_thread(self._write_pending)
             return
         snap = self._git.pop(tool_call_id, None)
         if name != "bash" or snap is None:
@@ -129,20 +147,19 @@ class TurnCheckpoints:
         self._sync_turn()
         records = []
         for before, now in zip(changed, nows, strict=True):
-            self._touched[now.path] = now
+            self._unsettled.pop(now.path, None)
             record = {**after_record(now), **before_record(before)} if before.path not in self._seen else \
                 after_record(now)
             self._seen.add(before.path)
             records.append(record)
-        fields: dict[str, Any] = {"tool_call_id": tool_call_id}
-        self._record("bash", records, **fields)
+        self._record("bash", records, tool_call_id=tool_call_id)
 
     def settle(self) -> None:
-        """The run ended: how it left every file it changed."""
-        if not self._touched:
+        """The run ended: how it left the files it changed more than once."""
+        if not self._unsettled:
             return
-        records = [after_record(state) for state in self._touched.values()]
-        self._touched.clear()
+        records = [after_record(state) for state in self._unsettled.values()]
+        self._unsettled.clear()
         self._record("settle", records)
 
     def _record(self, kind: str, files: list[dict[str, Any]], **fields: Any) -> None:
@@ -152,6 +169,15 @@ class TurnCheckpoints:
             self.session.session_manager.append_checkpoint(kind, files, **fields)
         except OSError as exc:
             self.session._stop_writing(exc)
+
+    def _write_pending(self) -> None:
+        """The before-records of the calls running now, where a crash cannot lose them."""
+        from ...session.checkpoints.restore import write_pending
+
+        manager = self.session.session_manager
+        if manager.is_persisted() and not manager.writing_stopped:
+            write_pending(self.store, manager.get_session_file(),
+                          [{"toolCallId": k, "files": v} for k, v in self._pending.items()])
 
     def forget_files(self, paths: list[str]) -> None:
         """These files were just restored: their next change is a first change again."""

@@ -41,10 +41,7 @@ class GateOwner(Protocol):
     host: Any  # permissions.HostPermissions
     mode: PermissionMode
 
-    @property
-    def rules(self) -> RuleSet: ...
-
-    def context(self) -> Context: ...
+    def check_inputs(self) -> tuple[RuleSet, Context]: ...
 
 DENIED = ("The user denied this tool call and stopped the turn. Nothing was changed by it. Wait for "
           "the user to say how to go on.")
@@ -62,7 +59,8 @@ class PermissionGate:
 
     def precheck(self, name: str, tool: Any, arguments: dict[str, Any]) -> BeforeToolCallResult | None:
         """Deny rules and plan mode, before any handler sees the call."""
-        decision = evaluate(self._facts(name, tool), arguments, self.owner.rules, self.owner.context())
+        rules, context = self.owner.check_inputs()
+        decision = evaluate(self._facts(name, tool), arguments, rules, context)
         if decision.outcome == "deny":
             return BeforeToolCallResult(block=True, reason=decision.reason)
         return None
@@ -96,7 +94,8 @@ class PermissionGate:
         return self._apply(request, answer or PermissionAnswer.cancelled())
 
     def _evaluate(self, name: str, tool: Any, arguments: dict[str, Any], vouched: bool) -> Decision:
-        return evaluate(self._facts(name, tool), arguments, self.owner.rules, self.owner.context(), vouched=vouched)
+        rules, context = self.owner.check_inputs()
+        return evaluate(self._facts(name, tool), arguments, rules, context, vouched=vouched)
 
     def _apply(self, request: PermissionRequest, answer: PermissionAnswer) -> BeforeToolCallResult | None:
         if answer.kind in ("allow_always", "reject_always"):

@@ -54,6 +54,7 @@ class HostPermissions:
         self.cli_mode: PermissionMode | None = None
         self._stores: dict[str, PermissionStore] = {}
         self._cache: dict[str, tuple[tuple[Any, ...], LoadedRules]] = {}
+        self._contexts: dict[tuple[Any, ...], tuple[LoadedRules, Context]] = {}
         self._settings_version = 0
         self._reported: set[str] = set()
         # The mode a new session starts in; follows the user's changes on the active session.
@@ -84,10 +85,10 @@ class HostPermissions:
     def loaded(self, cwd: str) -> LoadedRules:
         """Every rule for ``cwd``'s project, re-read only when one of its sources changed."""
         store = self.store(cwd)
-        stamp = (self._settings_version, _mtime(store.project_path), _mtime(store.shared_path),
-                 tuple(len(v) for v in store.session_rules.values()), id(store.session_rules))
+        stamp = (self._settings_version, _mtime(store.watched[0]), _mtime(store.watched[1]),
+                 sum(len(v) for v in store.session_rules.values()))
         cached = self._cache.get(store.cwd)
-        if cached is not None and cached[0] == stamp and not _session_rules_changed(cached[1], store):
+        if cached is not None and cached[0] == stamp:
             return cached[1]
         loaded = store.load()
         self._cache[store.cwd] = (stamp, loaded)
@@ -132,24 +133,30 @@ class HostPermissions:
         mode: PermissionMode = "default" if self.host.mode in INTERACTIVE_MODES else "yolo"
         return StartingMode(mode, True)
 
-    def context(self, cwd: str, mode: PermissionMode) -> Context:
+    def check_inputs(self, cwd: str, mode: PermissionMode) -> tuple[RuleSet, Context]:
+        """The rules and the context of one check, read once (the figures in
+        tests/perf/bench_permissions.py: this runs for every tool call)."""
         loaded = self.loaded(cwd)
-        store = self.store(cwd)
         sandbox = getattr(self.host, "sandbox", None)
-        auto_allow, fallback = sandbox.bash_policy() if sandbox is not None else (False, None)
-        return Context(mode, store.where, loaded.additional_dirs, auto_allow, fallback)
+        policy = sandbox.bash_policy(self._settings_version) if sandbox is not None else (False, None)
+        key = (cwd, mode, id(loaded), policy)
+        cached = self._contexts.get(key)
+        if cached is None or cached[0] is not loaded:
+            context = Context(mode, self.store(cwd).where, loaded.additional_dirs, policy[0], policy[1])
+            if len(self._contexts) > 64:
+                self._contexts.clear()
+            cached = self._contexts[key] = (loaded, context)
+        return loaded.rules, cached[1]
+
+    def context(self, cwd: str, mode: PermissionMode) -> Context:
+        return self.check_inputs(cwd, mode)[1]
 
 
-def _mtime(path: Any) -> float:
+def _mtime(path: str) -> float:
     try:
         return os.stat(path).st_mtime_ns
     except OSError:
         return -1
-
-
-def _session_rules_changed(loaded: LoadedRules, store: PermissionStore) -> bool:
-    count = sum(1 for r in loaded.rules.all if r.source == "session")
-    return count != sum(len(v) for v in store.session_rules.values())
 
 
 class SessionPermissions:
@@ -173,9 +180,13 @@ class SessionPermissions:
     def context(self) -> Context:
         return self.host.context(self.session.cwd, self.mode)
 
+    def check_inputs(self) -> tuple[RuleSet, Context]:
+        return self.host.check_inputs(self.session.cwd, self.mode)
+
     def check(self, name: str, arguments: dict[str, Any], *, read_only: bool = False, vouched: bool = False) -> Decision:
         """What the policy says about a call, without asking anyone."""
-        return evaluate(ToolFacts(name, read_only), arguments, self.rules, self.context(), vouched=vouched)
+        rules, context = self.check_inputs()
+        return evaluate(ToolFacts(name, read_only), arguments, rules, context, vouched=vouched)
 
     async def set_mode(self, mode: str, source: str = "user") -> PermissionMode:
         """Change the mode; ``permission_mode_change`` tells handlers and front ends."""

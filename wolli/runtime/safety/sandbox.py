@@ -81,6 +81,7 @@ class SandboxService:
         self._availability: Any = None
         self._reported = False
         self._proxy: Any = None
+        self._policy: tuple[Any, tuple[bool, Decision | None]] | None = None
 
     @property
     def settings(self) -> SandboxSettings:
@@ -109,8 +110,17 @@ class SandboxService:
             then = "shell commands ask before they run" if config.fallback == "ask" else "shell commands are refused"
             deliver(NoticeEvent("warning", f"sandbox: {found.reason}; {then} (sandbox.fallback: {config.fallback})"))
 
-    def bash_policy(self) -> tuple[bool, Decision | None]:
-        """(shell commands may run without asking, what they get instead of the sandbox)."""
+    def bash_policy(self, version: Any = None) -> tuple[bool, Decision | None]:
+        """(shell commands may run without asking, what they get instead of the sandbox);
+        ``version`` (of the settings) lets a caller that checks often skip re-reading them."""
+        if version is not None and self._policy is not None and self._policy[0] == version:
+            return self._policy[1]
+        policy = self._bash_policy()
+        if version is not None:
+            self._policy = (version, policy)
+        return policy
+
+    def _bash_policy(self) -> tuple[bool, Decision | None]:
         config = self.settings
         if not config.enabled:
             return False, None

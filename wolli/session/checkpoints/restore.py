@@ -13,6 +13,10 @@ Killed before the commit, the next :func:`recover` throws the temporary files aw
 file is as it was); killed after it, :func:`recover` finishes the renames and records the
 rewind if the session did not (every file is as restored). Wolli runs :func:`recover` when
 it opens a session of that folder, so "all old or all new" holds from then on.
+
+The same place keeps *pending* checkpoints: the content files had before a tool call that
+is still running (:func:`write_pending`). If Wolli dies during the call, opening the
+session records them (:func:`recover_beside`), so the change can still be rewound.
 """
 
 from __future__ import annotations
@@ -169,11 +173,86 @@ def recover(store: BlobStore) -> list[str]:
 
 
 def recover_beside(session_file: Path) -> list[str]:
-    """:func:`recover` for the folder of ``session_file`` (one stat when there is nothing)."""
+    """:func:`recover` for the folder of ``session_file``, and the session's pending
+    checkpoints recorded (one stat when there is nothing)."""
     blobs = session_file.parent / "blobs"
     if not (blobs / "journal").is_dir():
         return []
-    return recover(BlobStore(blobs))
+    done = recover(BlobStore(blobs))
+    pending = _pending_path(BlobStore(blobs), str(session_file))
+    if pending.is_file():
+        done += _record_pending(pending)
+    return done
+
+
+def _pending_path(store: BlobStore, session_file: str) -> Path:
+    return journal_dir(store) / f"pending-{Path(session_file).stem}.jsonl"
+
+
+def write_pending(store: BlobStore, session_file: str | None, calls: list[dict[str, Any]]) -> None:
+    """Note (or, with no ``calls``, forget) the before-records of running tool calls."""
+    if session_file is None:
+        return
+    path = _pending_path(store, session_file)
+    if not calls:
+        _remove(path)
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({"sessionFile": session_file, "calls": calls}))
+    os.replace(temporary, path)
+
+
+def _record_pending(path: Path) -> list[str]:
+    """The checkpoints of tool calls a killed Wolli never finished, as entries of their session."""
+    from ..entries import CheckpointEntry, new_entry_id
+
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        session_file = data["sessionFile"]
+        calls = [c for c in data["calls"] if isinstance(c, dict) and isinstance(c.get("files"), list)]
+        parent = _last_entry_id(session_file)  # they follow whatever the file ends with
+    except (OSError, ValueError, KeyError, TypeError):
+        _remove(path)
+        return []
+    lines = []
+    for call in calls:
+        entry = CheckpointEntry(id=new_entry_id(), parent_id=parent, kind="tool", files=call["files"],
+                                tool_call_id=call.get("toolCallId"))
+        lines.append(entry.to_json())
+        parent = entry.id
+    if lines:
+        from ..store import append_lines
+
+        try:
+            append_lines(session_file, lines)
+        except OSError:
+            return []
+    _remove(path)
+    return [f"the checkpoints of {len(lines)} tool call{'s' if len(lines) != 1 else ''} cut short by a crash "
+            "were recorded"]
+
+
+def _last_entry_id(session_file: str) -> str | None:
+    """The id of the last whole entry of a session file (it is where the next one hangs)."""
+    with open(session_file, "rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        window = 65536
+        while True:
+            handle.seek(max(0, size - window))
+            tail = handle.read()
+            lines = tail.split(b"\n")
+            whole = lines if window >= size else lines[1:]  # the first piece may be a line's end
+            for line in reversed(whole):
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(data, dict) and data.get("type") != "session" and isinstance(data.get("id"), str):
+                    return str(data["id"])
+            if window >= size:
+                return None
+            window *= 8
 
 
 def _record(entry: dict[str, Any]) -> None:
