@@ -67,3 +67,21 @@ async def test_rewind_restores_the_file_and_puts_the_message_back(line, faux, pr
     await term.wait_for("Rewind: conversation rewound, 1 file restored.")
     assert (project / "a.txt").read_text() == "one\n"
     await wait_until(lambda: term.repl.prompter.editor_text() == "change a.txt", 5, "the message in the prompt")
+
+
+async def test_alt_m_and_the_permissions_command(line, faux, project):
+    term = await line(permission_mode="default")
+    await term.wait_idle_prompt()
+    term.type("\x1bm")  # Alt+M
+    await term.wait_for("Permission mode: accept-edits")
+    await term.send("/permissions deny Read(~/.ssh/**) user")
+    await term.wait_for("Saved deny rule Read(~/.ssh/**) for every project")
+    await term.send("/permissions allow Bash(")
+    await term.wait_for("not closed")
+    await term.send("/permissions")
+    await term.wait_for("Deny rules (1)")
+    assert "Read(~/.ssh/**)    [user]" in term.text and "Mode      accept-edits" in term.text
+    await term.wait_asked(CHOICE)
+    term.type("\r")  # nothing chosen: the menu closes
+    await term.send("/permissions remove deny Read(~/.ssh/**)")
+    await term.wait_for("Removed deny rule Read(~/.ssh/**) (user).")
