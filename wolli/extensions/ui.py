@@ -18,9 +18,10 @@ answer, ``custom()`` resolves to None, ``set_theme`` reports that there is no th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..permissions.prompt import PermissionAnswer, PermissionRequest, ask_with_dialogs
+if TYPE_CHECKING:
+    from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
 
 def option_label(option: Any) -> str:
@@ -61,6 +62,8 @@ class NullUI:
 
     async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
         """May this tool call run? Front ends with a dialog of their own override this."""
+        from ..permissions.prompt import ask_with_dialogs
+
         return await ask_with_dialogs(self, request, signal=signal)
 
     def notify(self, message: str, level: str = "info") -> None:

@@ -30,29 +30,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config.file_lock import locked
-from ..config.paths import cwd_slug
 from ..config.settings import Settings, read_json_file, write_json_atomic
 from .modes import ModeError, PermissionMode, parse_mode
 from .path_rules import Where
 from .policy import RuleSet, SourcedRule
+from .project import SHARED_DIR, find_project_root, personal_rules_path, shared_rules_path
 from .rules import RULE_KINDS, RuleError, RuleKind, parse_rule, rule_warning, split_rule_list
 
 Scope = Literal["project", "user", "global", "session"]
 SCOPES: tuple[Scope, ...] = ("project", "user", "global", "session")
-SHARED_DIR = ".wolli"
-
-
-def find_project_root(cwd: str) -> str:
-    """The project a working directory belongs to: the nearest folder holding ``.wolli/``
-    or ``.git`` (not above the home folder), else the working directory itself."""
-    start = Path(cwd).absolute()
-    home = Path(os.path.expanduser("~")).absolute()
-    for folder in (start, *start.parents):
-        if folder == home:
-            break
-        if (folder / SHARED_DIR).is_dir() or (folder / ".git").exists():
-            return str(folder)
-    return str(start)
+__all__ = ["SHARED_DIR", "SCOPES", "LoadedRules", "PermissionStore", "Scope", "find_project_root"]
 
 
 @dataclass
@@ -81,8 +68,8 @@ class PermissionStore:
         self.session_rules: dict[RuleKind, list[str]] = {"allow": [], "ask": [], "deny": []}
         self.where = Where.here(self.cwd, self.root)
         # The files whose changes matter, worked out once (a check stats them each time).
-        self.project_path = self.agent_home / "permissions" / f"{cwd_slug(self.root)}.json"
-        self.shared_path = Path(self.root) / SHARED_DIR / "settings.json"
+        self.project_path = personal_rules_path(self.agent_home, self.root)
+        self.shared_path = shared_rules_path(self.root)
         self.watched = (str(self.project_path), str(self.shared_path))
 
     # ------------------------------------------------------------------ files

@@ -107,7 +107,7 @@ class AgentSession:
 
         self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
         self.checkpoints = TurnCheckpoints(self)
-        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions.gate, self.checkpoints)
+        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(

@@ -236,9 +236,12 @@ def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: l
     """``--permission-mode`` and the rule flags; rules that cannot be read become warnings
     (a rule flag that does not parse is a usage error: the user just typed it)."""
     from ..permissions.modes import ModeError
-    from ..permissions.rules import RuleError, parse_rule, split_rule_list
 
     for flag, values in (("--allowed-tools", request.allowed_tools), ("--disallowed-tools", request.disallowed_tools)):
+        if not values:
+            continue
+        from ..permissions.rules import RuleError, parse_rule, split_rule_list
+
         for text in (rule for value in values for rule in split_rule_list(value)):
             try:
                 parse_rule(text)

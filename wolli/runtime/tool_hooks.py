@@ -32,15 +32,16 @@ from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent
 
 
 class ToolHooks:
-    def __init__(self, dispatch: Dispatcher, context: Callable[[], Any], gate: Any = None,
+    def __init__(self, dispatch: Dispatcher, context: Callable[[], Any], permissions: Any = None,
                  checkpoints: Any = None) -> None:
         self.dispatch = dispatch
         self.context = context  # builds the handlers' ctx when one is needed
-        self.gate = gate  # safety.gate.PermissionGate (None: every call runs, as before)
+        self.permissions = permissions  # safety.permissions.SessionPermissions (None: every call runs)
         self.checkpoints = checkpoints  # safety.checkpointing.TurnCheckpoints
 
     async def before_tool_call(self, call: BeforeToolCallContext, signal: Any) -> BeforeToolCallResult | None:
-        name, gate = call.tool_call.name, self.gate
+        name = call.tool_call.name
+        gate = self.permissions.gate if self.permissions is not None else None
         if gate is not None:
             refused = gate.precheck(name, call.tool, call.input)
             if refused is not None:

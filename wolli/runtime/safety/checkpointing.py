@@ -22,19 +22,12 @@ responsive. Checkpoints are off with settings ``checkpoints.enabled: false``.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...session.checkpoints.blobs import BlobStore
-from ...session.checkpoints.git_capture import GitSnapshot, changes, snapshot, work_tree
-from ...session.checkpoints.records import (
-    FileState,
-    HashCache,
-    after_record,
-    before_record,
-    capture,
-    current,
-    real,
-)
+if TYPE_CHECKING:  # imported at the first change: a session that edits nothing never loads them
+    from ...session.checkpoints.blobs import BlobStore
+    from ...session.checkpoints.git_capture import GitSnapshot
+    from ...session.checkpoints.records import FileState, HashCache
 
 FILE_TOOLS = frozenset({"edit", "write"})
 
@@ -43,7 +36,7 @@ class TurnCheckpoints:
     # ``session`` is the AgentSession (not imported: it imports this module).
     def __init__(self, session: Any) -> None:
         self.session = session
-        self.cache = HashCache()
+        self._cache: HashCache | None = None
         self._store: BlobStore | None = None
         self._turn: int | None = None  # id() of the user message the current changes follow
         self._seen: set[str] = set()  # files recorded since that message
@@ -64,8 +57,18 @@ class TurnCheckpoints:
         return value if isinstance(value, int) and value > 0 else 10_000_000
 
     @property
+    def cache(self) -> HashCache:
+        if self._cache is None:
+            from ...session.checkpoints.records import HashCache
+
+            self._cache = HashCache()
+        return self._cache
+
+    @property
     def store(self) -> BlobStore:
         """Blobs beside the session file (a temporary folder for an unsaved session)."""
+        from ...session.checkpoints.blobs import BlobStore
+
         path = self.session.session_file if self.session.session_manager.is_persisted() else None
         if self._store is None or (path and self._store.temporary):
             fresh = BlobStore.beside(path if path else None)
@@ -76,6 +79,8 @@ class TurnCheckpoints:
         return self._store
 
     def _work_tree(self) -> str | None:
+        from ...session.checkpoints.git_capture import work_tree
+
         cwd = self.session.cwd
         if self._top is None or self._top[0] != cwd:
             self._top = (cwd, work_tree(cwd))
@@ -83,6 +88,7 @@ class TurnCheckpoints:
 
     def _paths(self, arguments: dict[str, Any]) -> list[str]:
         from ...permissions.path_rules import absolute
+        from ...session.checkpoints.records import real
 
         path = arguments.get("path")
         return [real(absolute(path, self.session.cwd))] if isinstance(path, str) and path.strip() else []
@@ -96,8 +102,11 @@ class TurnCheckpoints:
     # ------------------------------------------------------------------ around a tool call
 
     async def before(self, tool_call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        if not self.enabled:
+        if not self.enabled or (name not in FILE_TOOLS and name != "bash"):
             return
+        from ...session.checkpoints.git_capture import snapshot
+        from ...session.checkpoints.records import before_record, capture
+
         self._sync_turn()
         if name in FILE_TOOLS:
             fresh = [p for p in self._paths(arguments) if p not in self._seen]
@@ -118,8 +127,11 @@ class TurnCheckpoints:
                 self._git[tool_call_id] = snap
 
     async def after(self, tool_call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        if not self.enabled:
+        if not self.enabled or (name not in FILE_TOOLS and tool_call_id not in self._git):
             return
+        from ...session.checkpoints.git_capture import changes
+        from ...session.checkpoints.records import after_record, before_record, current
+
         if name in FILE_TOOLS:
             records = self._pending.pop(tool_call_id, None)
             paths = self._paths(arguments)
@@ -158,6 +170,8 @@ class TurnCheckpoints:
         """The run ended: how it left the files it changed more than once."""
         if not self._unsettled:
             return
+        from ...session.checkpoints.records import after_record
+
         records = [after_record(state) for state in self._unsettled.values()]
         self._unsettled.clear()
         self._record("settle", records)
@@ -204,7 +218,7 @@ def _last_user_message(messages: list[Any]) -> int | None:
     return None
 
 
-def _all_blobs(store: BlobStore) -> set[str]:
+def _all_blobs(store: Any) -> set[str]:
     out: set[str] = set()
     try:
         for folder in store.root.iterdir():

@@ -13,9 +13,10 @@ follows the active session. Both read and change the same policy:
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...permissions.store import Scope
+if TYPE_CHECKING:
+    from ...permissions.store import Scope
 
 
 class PermissionsHandle:

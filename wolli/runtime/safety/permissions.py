@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...permissions.modes import PermissionMode, parse_mode
-from ...permissions.policy import Context, Decision, RuleSet, ToolFacts, evaluate
-from ...permissions.store import LoadedRules, PermissionStore, Scope
+from ...permissions.modes import ModeError, PermissionMode, parse_mode
 from ..events import NoticeEvent, PermissionModeChangeEvent
-from .gate import PermissionGate
+
+if TYPE_CHECKING:  # imported on first use: a session that runs no tool never loads them
+    from ...permissions.policy import Context, Decision, RuleSet
+    from ...permissions.store import LoadedRules, PermissionStore, Scope
+    from .gate import PermissionGate
 
 # Front ends where someone can answer a question (the others start in ``yolo``).
 INTERACTIVE_MODES = frozenset({"tui", "plain", "acp"})
@@ -78,6 +80,8 @@ class HostPermissions:
         key = os.path.abspath(cwd)
         found = self._stores.get(key)
         if found is None:
+            from ...permissions.store import PermissionStore
+
             found = self._stores[key] = PermissionStore(self.host.settings, self.host.home, key,
                                                         cli_allow=self.cli_allow, cli_deny=self.cli_deny)
         return found
@@ -104,8 +108,24 @@ class HostPermissions:
         """Read every source again at the next check (after a write or a reload)."""
         self._cache.clear()
 
+    def has_rules(self, cwd: str) -> bool:
+        """Whether any source holds rules (without loading the matchers: start-up asks)."""
+        from ...permissions.project import find_project_root, personal_rules_path, shared_rules_path
+
+        store = self._stores.get(os.path.abspath(cwd))
+        if self.cli_allow or self.cli_deny or (store is not None and any(store.session_rules.values())):
+            return True
+        for target in ("agent", "global"):
+            block = self.host.settings.file_values(target).get("permissions")
+            if isinstance(block, dict) and any(block.get(k) for k in ("allow", "ask", "deny")):
+                return True
+        root = find_project_root(cwd)
+        return personal_rules_path(self.host.home, root).is_file() or shared_rules_path(root).is_file()
+
     def problems(self, cwd: str) -> list[str]:
         """Problems not yet reported (start-up warnings, a notice after an edit)."""
+        if not self.has_rules(cwd) and self.host.settings.get("permissions.defaultMode") is None:
+            return []
         fresh = [p for p in self.loaded(cwd).problems if p not in self._reported]
         self._reported.update(fresh)
         return fresh
@@ -127,9 +147,12 @@ class HostPermissions:
             return StartingMode(self.sticky, False)
         if self.cli_mode is not None:
             return StartingMode(self.cli_mode, False)
-        configured = self.loaded(self.host.cwd).default_mode
+        configured = self.host.settings.get("permissions.defaultMode")
         if configured is not None:
-            return StartingMode(configured, False)
+            try:
+                return StartingMode(parse_mode(configured), False)
+            except ModeError:
+                pass  # reported with the other rule problems (store.load)
         mode: PermissionMode = "default" if self.host.mode in INTERACTIVE_MODES else "yolo"
         return StartingMode(mode, True)
 
@@ -142,6 +165,8 @@ class HostPermissions:
         key = (cwd, mode, id(loaded), policy)
         cached = self._contexts.get(key)
         if cached is None or cached[0] is not loaded:
+            from ...permissions.policy import Context
+
             context = Context(mode, self.store(cwd).where, loaded.additional_dirs, policy[0], policy[1])
             if len(self._contexts) > 64:
                 self._contexts.clear()
@@ -171,7 +196,16 @@ class SessionPermissions:
         self.implicit = mode is None and start.implicit
         # The mode plan mode was entered from (``/plan`` goes back to it).
         self.before_plan: PermissionMode | None = None
-        self.gate = PermissionGate(self)
+        self._gate: PermissionGate | None = None
+
+    @property
+    def gate(self) -> PermissionGate:
+        """The gate this session's tool calls pass (made at the first call)."""
+        if self._gate is None:
+            from .gate import PermissionGate
+
+            self._gate = PermissionGate(self)
+        return self._gate
 
     @property
     def rules(self) -> RuleSet:
@@ -185,6 +219,8 @@ class SessionPermissions:
 
     def check(self, name: str, arguments: dict[str, Any], *, read_only: bool = False, vouched: bool = False) -> Decision:
         """What the policy says about a call, without asking anyone."""
+        from ...permissions.policy import ToolFacts, evaluate
+
         rules, context = self.check_inputs()
         return evaluate(ToolFacts(name, read_only), arguments, rules, context, vouched=vouched)
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...permissions.policy import Decision
-from ...permissions.prompt import PermissionOption, PermissionRequest, PermissionToolCall
-from ...permissions.store import find_project_root
-from ...tools.environment import Environment
 from ..events import NoticeEvent
+
+if TYPE_CHECKING:
+    from ...permissions.policy import Decision
+    from ...tools.environment import Environment
 
 NETWORK_MODES = ("proxy", "none", "open")
 FALLBACKS = ("ask", "refuse")
@@ -127,6 +127,8 @@ class SandboxService:
         found = self.availability()
         if found.usable:
             return config.auto_allow_bash, None
+        from ...permissions.policy import Decision
+
         if config.fallback == "refuse":
             return False, Decision("deny", f"Not run: the sandbox shell commands must run in is unavailable "
                                            f"({found.reason}) and sandbox.fallback is refuse.")
@@ -136,6 +138,7 @@ class SandboxService:
         """``env`` confined when the sandbox is on and can run; else ``env`` itself."""
         if not self.active():
             return env
+        from ...permissions.project import find_project_root
         from ...tools.sandbox.environment import SandboxConfig, sandboxed
 
         config = self.settings
@@ -170,6 +173,8 @@ class SandboxService:
         return str(self._proxy.path)
 
     async def _ask(self, host: str, port: int) -> bool:
+        from ...permissions.prompt import PermissionOption, PermissionRequest, PermissionToolCall
+
         ui = self.host.ui
         if not getattr(ui, "has_ui", False):
             return False
