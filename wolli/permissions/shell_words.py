@@ -199,7 +199,9 @@ class _Reader:
             self.heredocs.append((target.value, op.endswith("-")))
             return
         if op.endswith("&") or op.endswith("&-") or op.endswith("<<<"):
-            if ">" in op and not (target.value.isdigit() or target.value == "-"):
+            # A duplication only when the word *as written* is a number (bash decides before
+            # it takes quotes away: ``>&1\`` writes a file named ``1``).
+            if ">" in op and not (target.raw.isdigit() or target.raw == "-"):
                 self.writes = True  # ``>& file`` is ``&> file``
             return
         if ">" in op and target.value not in _HARMLESS_TARGETS:
