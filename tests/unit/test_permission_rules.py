@@ -211,3 +211,13 @@ def test_a_search_from_above_a_denied_folder_reaches_it(tmp_path):
     assert walk_reaches(ssh, str(tmp_path / "home")) and walk_reaches(ssh, str(tmp_path))
     assert not walk_reaches(ssh, str(tmp_path / "p"))
     assert not walk_reaches(compile_path_pattern(".env", where), str(tmp_path / "p"))  # any depth: not stopped
+
+
+def test_a_very_long_line_is_judged_quickly_and_never_allowed_by_a_pattern():
+    import time
+
+    line = "echo a; " * 100_000 + "sudo rm -rf /"
+    start = time.perf_counter()
+    assert _hit(line, "rm -rf:*")  # the words of a deny pattern anywhere in it
+    assert not _allowed("echo a; " * 100_000, "echo:*")
+    assert time.perf_counter() - start < 30  # a safety net against a hang, not a timing goal

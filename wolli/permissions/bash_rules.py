@@ -18,6 +18,10 @@ subshell: see :mod:`.shell_words`) matches no pattern at all, except a pattern w
 part that can be found, as written or unquoted, with the command's directory dropped
 (``/bin/rm``), behind wrappers (``sudo``, ``env``, ``xargs``, ``exec``, ``command``...),
 inside ``$(...)``, backticks and ``bash -c '...'`` / ``eval`` text, or the whole line.
+
+A line longer than :data:`LONG_LINE` characters is not taken apart (that could take
+seconds on a megabyte of commands): no pattern but an exact one allows it, and a deny or ask
+pattern hits when its words before the first ``*`` appear anywhere in it.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ _VALUE_OPTIONS = {
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _MAX_DEPTH = 4
+LONG_LINE = 20_000
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class CommandPattern:
     source: str
     regex: re.Pattern[str]
     wildcard: bool  # has a ``*`` (a pattern without one may match a whole opaque line)
+    literal: str = ""  # the words before the first ``*`` (what a long line is searched for)
 
 
 @lru_cache(maxsize=1024)
@@ -70,7 +76,8 @@ def compile_command_pattern(specifier: str | None) -> CommandPattern:
     regex, wildcard = _translate(body)
     if prefix_form:
         regex += r"(?:\s.*)?"
-    return CommandPattern(source, re.compile(regex, re.DOTALL), prefix_form or wildcard)
+    literal = re.split(r"(?<!\\)\*", body, maxsplit=1)[0].replace("\\*", "*").strip()
+    return CommandPattern(source, re.compile(regex, re.DOTALL), prefix_form or wildcard, literal)
 
 
 def _translate(body: str) -> tuple[str, bool]:
@@ -154,6 +161,8 @@ def line_allowed(line: str, patterns: list[CommandPattern]) -> list[CommandPatte
     for pattern in patterns:
         if not pattern.wildcard and pattern.regex.fullmatch(whole):
             return [pattern]
+    if len(line) > LONG_LINE:
+        return None
     parsed = parse_line(line)
     if parsed.opaque or not parsed.commands:
         return None
@@ -174,17 +183,24 @@ def line_hits(line: str, patterns: list[CommandPattern]) -> CommandPattern | Non
     """The first of ``patterns`` (deny or ask) that hits any part of ``line``, or None."""
     if not patterns:
         return None
-    for text in candidate_texts(line):
-        for pattern in patterns:
-            if pattern.regex.fullmatch(text):
-                return pattern
+    texts = candidate_texts(line)
+    for pattern in patterns:
+        if hits_texts(pattern, line, texts):
+            return pattern
     return None
+
+
+def hits_texts(pattern: CommandPattern, line: str, texts: list[str]) -> bool:
+    """``pattern`` against the ``candidate_texts`` of ``line`` (a long line: its words anywhere)."""
+    if len(line) > LONG_LINE:
+        return pattern.literal in " ".join(line.split())
+    return any(pattern.regex.fullmatch(text) for text in texts)
 
 
 def candidate_texts(line: str, depth: int = 0) -> list[str]:
     """Every spelling of every command the line may run (for deny and ask rules)."""
     out: list[str] = [" ".join(line.split())]
-    if depth > _MAX_DEPTH:
+    if depth > _MAX_DEPTH or len(line) > LONG_LINE:
         return out
     parsed: ParsedLine = parse_line(line)
     for command in parsed.commands:

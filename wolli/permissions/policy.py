@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from .bash_rules import candidate_texts, compile_command_pattern, line_allowed
+from .bash_rules import candidate_texts, compile_command_pattern, hits_texts, line_allowed
 from .modes import PermissionMode
 from .path_rules import PathPattern, Where, absolute, compile_path_pattern, inside, spellings, walk_reaches
 from .rules import (
@@ -212,8 +212,7 @@ class _Call:
             if kind == "none":
                 return sourced
             if kind == "command" and self.command is not None:
-                regex = compile_command_pattern(rule.specifier).regex
-                if any(regex.fullmatch(text) for text in self.candidates):
+                if hits_texts(compile_command_pattern(rule.specifier), self.command, self.candidates):
                     return sourced
             elif kind == "path" and self.path is not None:
                 for pattern in self.patterns(rule.specifier or "", sourced.where):
