@@ -111,3 +111,12 @@ async def test_check_tells_what_would_happen_without_asking(tmp_path: Path):
             h.ctx.permissions.rules()[0].items()
         assert h.ctx.permissions.remove_rule("allow", "Bash(git status)")
         assert h.ui.permission_requests == []
+
+
+async def test_a_path_no_file_can_have_is_refused_by_the_tool_not_by_a_crash(tmp_path: Path):
+    async with ExtensionHarness([], cwd=tmp_path, permission_mode="default") as h:
+        h.ui.answer("permission", "allow_once")
+        h.reply(tool_call("write", {"path": "a\x00b", "content": "x"}), tool_call("read", {"path": "\x00"}), "ok")
+        await h.prompt("go")
+        assert [r.content[0].text for r in h.tool_results] == ["embedded null byte", "embedded null byte"]
+        assert "interceptor failed" not in str(h.tool_results)

@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from .bash_rules import command_core, escape_command
-from .path_rules import Where
+from .path_rules import Where, spellings
 from .policy import subject_path
 from .rules import EDIT_TOOLS, READ_TOOLS, SHELL_TOOLS
 from .shell_words import parse_line
@@ -49,9 +49,9 @@ def suggest_rules(name: str, arguments: dict[str, Any], where: Where) -> list[st
         path = subject_path(name, arguments, where.cwd)
         if path is None:
             return [_family(name)]
-        real = os.path.realpath(path)  # allow rules look at what is really touched
+        real = spellings(path)[-1]  # allow rules look at what is really touched
         pattern = _path_pattern(real, where.resolved()) if real != path else _path_pattern(path, where)
-        if name in ("grep", "find", "ls") and os.path.isdir(path):
+        if name in ("grep", "find", "ls") and "\0" not in path and os.path.isdir(path):
             pattern = pattern.rstrip("/") + "/**"
         return [f"{_family(name)}({pattern})"]
     return [name]

@@ -91,7 +91,9 @@ class TurnCheckpoints:
         from ...session.checkpoints.records import real
 
         path = arguments.get("path")
-        return [real(absolute(path, self.session.cwd))] if isinstance(path, str) and path.strip() else []
+        if not isinstance(path, str) or not path.strip() or "\0" in path:
+            return []  # no file can have that name: the tool itself refuses it
+        return [real(absolute(path, self.session.cwd))]
 
     def _sync_turn(self) -> None:
         """A new message of the user's since the last change: files count as untouched again."""

@@ -55,7 +55,7 @@ class HashCache:
 def _stat(path: str) -> os.stat_result | None:
     try:
         return os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except (OSError, ValueError):  # missing, or a name no file can have (a NUL byte)
         return None
 
 
