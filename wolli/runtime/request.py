@@ -66,3 +66,8 @@ class StartupRequest:
     require_prompt: bool = False
     # ``wolli -r`` in the TUI: open the session picker once the app is up.
     pick_session: bool = False
+    # ``--permission-mode`` and the rules of ``--allowed-tools`` / ``--disallowed-tools``
+    # (each value may hold several rules, comma- or space-separated).
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)

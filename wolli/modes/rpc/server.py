@@ -34,6 +34,7 @@ from ...runtime.events import NoticeEvent
 from ...runtime.request import StartupRequest
 from ...runtime.startup import start
 from ..event_json import event_record
+from . import safety_commands  # noqa: F401  (registers the permission and rewind commands)
 from .commands import COMMANDS, CommandError, Later, NoData
 from .framing import LineSplitter, decode_record
 from .output import ProtocolOutput
