@@ -1,7 +1,9 @@
 """Permission gate: ask before dangerous shell commands (rm -rf, sudo, chmod 777, dd).
 
-Shows: ``wolli.on("tool_call")`` returning ``{"block": True, "reason": ...}``, ``ctx.ui.confirm``,
-and ``ctx.mode`` (headless modes cannot ask, so the command is blocked there).
+Shows: ``wolli.on("tool_call")`` returning ``{"block": True, "reason": ...}`` or, once the
+user said yes, ``{"allow": True}`` (the call was approved here, so the built-in permission
+question does not come a second time), and ``ctx.ui.confirm`` (headless modes cannot ask,
+so the command is blocked there).
 """
 
 import re
@@ -17,7 +19,7 @@ def extension(wolli):
         if not DANGEROUS.search(command):
             return None
         if await ctx.ui.confirm("Dangerous command", f"Allow this command?\n\n  {command}"):
-            return None
+            return {"allow": True}
         return {"block": True, "reason": f"The user did not allow this command: {command}"}
 
     wolli.on("tool_call", gate)

@@ -50,6 +50,10 @@ Agent:
   --no-tools                no tools at all
   --system-prompt TEXT      replace the built-in system prompt opening
   --append-system-prompt TEXT  add text at the end of the system prompt
+  --permission-mode MODE    default, accept-edits, plan or yolo (docs/permissions.md);
+                            the TUI and --plain start in default, -p/json/rpc in yolo
+  --allowed-tools RULES     allow rules for this run, e.g. "Bash(git diff:*),Edit(src/**)"
+  --disallowed-tools RULES  deny rules for this run, e.g. "Bash(rm:*) Read(~/.ssh/**)"
   -e, --extension PATH      load an extension file or folder (repeatable)
   --no-extensions           load no extensions (not even the agent's own)
   --tool PATH               load a tool factory (tools/<name>/__init__.py or a .py file; repeatable)
@@ -108,6 +112,9 @@ class CliArgs:
         self.mcp_configs: list[str] = []
         self.strict_mcp_config = False
         self.approve_project_mcp = False
+        self.permission_mode: str | None = None
+        self.allowed_tools: list[str] = []
+        self.disallowed_tools: list[str] = []
         # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
         self.unknown_options: dict[str, str | bool] = {}
         # A bare ``--name`` followed by a word: where that word went ("messages" or "files",
@@ -126,6 +133,7 @@ _VALUE_FLAGS = {
     "--tools": "tools",
     "--system-prompt": "system_prompt",
     "--append-system-prompt": "append_system_prompt",
+    "--permission-mode": "permission_mode",
 }
 _BOOL_FLAGS = {
     "-p": "print_",
@@ -146,7 +154,12 @@ _BOOL_FLAGS = {
     "-h": "help",
     "--help": "help",
 }
-_LIST_FLAGS = {"-e": "extensions", "--extension": "extensions", "--tool": "tool_paths", "--mcp-config": "mcp_configs"}  # repeatable, each takes a value
+_LIST_FLAGS = {  # repeatable, each takes a value
+    "-e": "extensions", "--extension": "extensions", "--tool": "tool_paths",
+    "--allowed-tools": "allowed_tools", "--allowedTools": "allowed_tools",
+    "--disallowed-tools": "disallowed_tools", "--disallowedTools": "disallowed_tools",
+    "--mcp-config": "mcp_configs",
+}
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "plain", "print", "json", "rpc")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -216,6 +229,13 @@ def parse_args(argv: list[str]) -> CliArgs:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {args.mode!r}")
     if args.thinking is not None and args.thinking not in THINKING:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING)}, not {args.thinking!r}")
+    if args.permission_mode is not None:
+        from .permissions.modes import ModeError, parse_mode
+
+        try:
+            args.permission_mode = parse_mode(args.permission_mode)
+        except ModeError as exc:
+            raise UsageError(f"--permission-mode: {exc}") from None
     return args
 
 
@@ -263,6 +283,9 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
         mcp_configs=list(args.mcp_configs),
         strict_mcp_config=args.strict_mcp_config,
         approve_project_mcp=args.approve_project_mcp,
+        permission_mode=args.permission_mode,
+        allowed_tools=list(args.allowed_tools),
+        disallowed_tools=list(args.disallowed_tools),
         require_model=mode in ("print", "json"),
         require_prompt=mode in ("print", "json"),
     )

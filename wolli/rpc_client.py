@@ -14,7 +14,8 @@
 that ``id`` (raising :class:`RpcError` for ``success: false``). Events arrive on a queue
 that :meth:`events` and :meth:`wait_for` read. ``on_event`` sees each event as it arrives;
 ``on_ui_request`` sees each ``extension_ui_request``: for a dialog, what it returns is
-sent back (a string or a bool, ``None`` to cancel, a dict to send as is, or
+sent back (a string or a bool, ``None`` to cancel, a dict to send as is: a ``permission``
+request takes ``{"optionId": "allow_once"}`` and the like; or
 :data:`LATER` to answer yourself with :meth:`answer_ui`). Everything runs on two reader
 threads (stdout, stderr); the callbacks are called on the stdout thread.
 
@@ -36,7 +37,7 @@ from typing import Any
 
 from .modes.rpc.framing import LineSplitter, decode_record, encode_record
 
-DIALOGS = ("select", "confirm", "input", "editor")
+DIALOGS = ("select", "confirm", "input", "editor", "permission")  # ones the client answers
 LATER: Any = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)
 
 

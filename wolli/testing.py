@@ -52,10 +52,14 @@ class ScriptedUI(NullUI):
         self.notifications: list[tuple[str, str]] = []
         self.statuses: dict[str, str | None] = {}
         self.widgets: dict[str, Any] = {}
+        self.permission_requests: list[Any] = []
 
     def answer(self, method: str, *values: Any) -> ScriptedUI:
-        if method not in ("select", "confirm", "input", "editor"):
-            raise ValueError(f"answer(): {method!r} is not a dialog (select, confirm, input, editor)")
+        """``answer("permission", "allow_once")``: permission questions take an option id
+        (``allow_once``, ``allow_always``, ``reject_once``, ``reject_with_message``,
+        ``reject_always``) or a ``PermissionAnswer``; the others their dialog's value."""
+        if method not in ("select", "confirm", "input", "editor", "permission"):
+            raise ValueError(f"answer(): {method!r} is not a dialog (select, confirm, input, editor, permission)")
         self._answers.setdefault(method, deque()).extend(values)
         return self
 
@@ -76,6 +80,22 @@ class ScriptedUI(NullUI):
     async def editor(self, title: str, prefill: str | None = None, **_: Any) -> str | None:
         return self._next("editor", (title, prefill), None)
 
+    async def ask_permission(self, request: Any, **_: Any) -> Any:
+        """A scripted answer (an option id or a ``PermissionAnswer``); unscripted: cancelled."""
+        from .permissions.prompt import PermissionAnswer
+
+        self.permission_requests.append(request)
+        value = self._next("permission", (request.tool_call.title,), None)
+        if value is None:
+            return PermissionAnswer.cancelled()
+        if isinstance(value, PermissionAnswer):
+            return value
+        option = request.option(str(value))
+        if option is None:
+            raise ValueError(f"answer('permission', {value!r}): not an option ({[o.option_id for o in request.options]})")
+        rules = request.suggested_rules if option.kind in ("allow_always", "reject_always") else ()
+        return PermissionAnswer(option.option_id, option.kind, tuple(rules))
+
     def notify(self, message: str, level: str = "info") -> None:
         self.calls.append(("notify", (message, level)))
         self.notifications.append((message, level))
@@ -94,7 +114,9 @@ class ExtensionHarness:
 
     ``hooks`` and ``tools`` are hook files and tool-factory folders to load as well;
     ``flags`` are command-line flag values (``{"plan": True}``); ``settings`` overrides
-    settings for the run; ``mode`` is what ``ctx.mode`` says (default ``"print"``).
+    settings for the run; ``mode`` is what ``ctx.mode`` says (default ``"print"``, whose
+    permission mode is ``yolo``); ``permission_mode`` starts the session in another one
+    (``"default"`` asks through ``ui.answer("permission", ...)``).
     """
 
     def __init__(
@@ -108,6 +130,7 @@ class ExtensionHarness:
         settings: dict[str, Any] | None = None,
         mode: str = "print",
         persist: bool = True,
+        permission_mode: str | None = None,
     ) -> None:
         self._paths = [str(Path(p).resolve()) for p in paths or []]
         self._hooks = [Path(p).resolve() for p in hooks or []]
@@ -117,6 +140,7 @@ class ExtensionHarness:
         self._cwd = cwd
         self._mode = mode
         self._persist = persist
+        self._permission_mode = permission_mode
         self.ui = ScriptedUI()
         self.faux = FauxProvider(provider="harness", model_id="scripted")
         self.events: list[Any] = []
@@ -144,6 +168,7 @@ class ExtensionHarness:
         cwd = str(self._cwd) if self._cwd is not None else self._home.name
         host = AgentHost(mode=self._mode, ui=self.ui)
         host.cwd = cwd
+        host.permissions.configure(mode=self._permission_mode)
         self.host = host
         model = self.faux.model
         host.model_registry.register_provider(model.provider, {

@@ -70,7 +70,7 @@ BROKEN_RENDERER = textwrap.dedent("""
 def test_a_session_with_a_broken_renderer_opens_again(terminal_run, loopback, tmp_path, wolli_home):
     ext = tmp_path / "broken.py"
     ext.write_text(BROKEN_RENDERER)
-    term = terminal_run("-e", str(ext))
+    term = terminal_run("-e", str(ext), "--permission-mode", "yolo")  # the tool runs without a question
     term.wait_for("local/local-model")
     loopback.push(tool_call_answer("stamp", {}), text_answer("Stamped it."))
     term.type("stamp please")

@@ -141,15 +141,22 @@ async def test_redact_input(tmp_path) -> None:
         assert "sk-abcdefgh" not in Path(h.session.session_file).read_text()
 
 
-async def test_plan_mode_flag_and_toggle(tmp_path) -> None:
-    async with ExtensionHarness([example("plan_mode")], cwd=tmp_path, flags={"plan": True}) as h:
-        assert h.session.active_tool_names == ["read", "grep", "find", "ls"]
-        h.reply("a plan")
+async def test_plan_mode_flag_starts_planning_and_present_plan_lets_the_user_leave_it(tmp_path) -> None:
+    async with ExtensionHarness([example("plan_mode")], cwd=tmp_path, flags={"plan": True},
+                                permission_mode="default") as h:
+        assert h.ctx.permission_mode == "plan" and h.ui.statuses["plan"] == "planning"
+        h.reply(tool_call("write", {"path": "x.py", "content": "x = 1\n"}),
+                tool_call("present_plan", {"plan": "1. write x.py"}), "waiting")
+        h.ui.answer("select", "Keep planning")
         await h.prompt("plan it")
-        assert "PLAN MODE" in h.requests[-1].system_prompt
-        await h.command("plan")
-        assert "bash" in h.session.active_tool_names and h.ui.statuses["plan"] is None
-        assert "alt+ctrl+p" in h.host.extensions.registry.shortcuts  # Ctrl+Alt+P, in the one key language
+        assert "plan mode" in h.requests[0].system_prompt.lower() and not (tmp_path / "x.py").exists()
+        assert "keep planning" in h.tool_results[-1].content[0].text and h.ctx.permission_mode == "plan"
+        h.reply(tool_call("present_plan", {"plan": "1. write x.py"}), tool_call("write", {"path": "x.py",
+                "content": "x = 1\n"}), "done")
+        h.ui.answer("select", "Carry it out, accepting edits (shell commands still ask)")
+        await h.prompt("looks good")
+        assert h.ctx.permission_mode == "accept-edits" and (tmp_path / "x.py").read_text() == "x = 1\n"
+        assert h.ui.statuses["plan"] is None
 
 
 async def test_echo_provider(tmp_path) -> None:

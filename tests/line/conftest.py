@@ -75,7 +75,9 @@ async def line(faux, project, wolli_home) -> AsyncIterator[Any]:
             path = project.parent / f"{name}.py"
             path.write_text(source)
             paths.append(str(path))
-        fields: dict[str, Any] = {"cwd": str(project), "model": "faux/faux-1", **request}
+        fields: dict[str, Any] = {"cwd": str(project), "model": "faux/faux-1",
+                  # Tests of other things run every tool as before; permission tests pass a mode.
+                  "permission_mode": "yolo", **request}
         req = StartupRequest(mode="plain", require_model=False, extension_paths=paths, **fields)
         pipe_cm = create_pipe_input()
         pipe = pipe_cm.__enter__()

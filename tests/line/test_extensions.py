@@ -19,13 +19,13 @@ EXTENSION = textwrap.dedent(f"""
         wolli.register_shortcut("super+k", description="cannot be pressed here", handler=lambda ctx: None)
 
         def explode(args, ctx):
-            raise ValueError("no plan yet")
+            raise ValueError("no review yet")
 
         async def show(args, ctx):
             ctx.ui.notify("saved " + MARKUP)
             await ctx.session.send_message({{"custom_type": "note", "content": "custom " + MARKUP, "display": True}})
 
-        wolli.register_command("plan", handler=explode, description="fails")
+        wolli.register_command("review", handler=explode, description="fails")
         wolli.register_command("show", handler=show, description="prints")
 """)
 
@@ -46,10 +46,10 @@ async def test_shortcuts_fire_at_the_prompt(line):
 
 async def test_a_failing_command_is_one_line_and_text_is_literal(line, wolli_home):
     term = await line(code={"keys": EXTENSION})
-    await term.send("/plan")
-    await term.wait_for("keys: /plan failed: ValueError: no plan yet")
+    await term.send("/review")
+    await term.wait_for("keys: /review failed: ValueError: no review yet")
     log = (wolli_home / "agents" / "default" / "logs" / "extensions.log").read_text()
-    assert 'raise ValueError("no plan yet")' in log
+    assert 'raise ValueError("no review yet")' in log
     await term.send("/show")
     await term.wait_for("custom " + MARKUP)
     assert "saved " + MARKUP in term.text

@@ -225,3 +225,17 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "Z"
+
+
+def test_a_read_only_tool_runs_in_plan_mode_and_a_writing_one_does_not(project, wolli_home, loopback, local_model):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    agent_config(wolli_home, {"git": python_server("mcp-server-git", "--repository", str(project))})
+    loopback.push(tool_call_answer("mcp__git__git_status", {"repo_path": str(project)}),
+                  tool_call_answer("mcp__git__git_commit", {"repo_path": str(project), "message": "x"},
+                                   call_id="call_2"),
+                  text_answer("planned"))
+    result = wolli(["-p", *MODEL, "--permission-mode", "plan", "look"], project)
+    assert result.returncode == 0, result.stderr
+    status, commit = tool_texts(loopback.requests[2])
+    assert "On branch" in status or "No commits yet" in status, status
+    assert "plan" in commit.lower() and "nothing to commit" not in commit.lower(), commit

@@ -24,7 +24,9 @@ def make_app(faux, project, wolli_home):
             path = project.parent / f"{name}.py"
             path.write_text(source)
             paths.append(str(path))
-        fields: dict[str, object] = {"cwd": str(project), "model": "faux/faux-1", **request}
+        fields: dict[str, object] = {"cwd": str(project), "model": "faux/faux-1",
+                  # Tests of other things run every tool as before; permission tests pass a mode.
+                  "permission_mode": "yolo", **request}
         req = StartupRequest(mode="tui", require_model=False, extension_paths=paths,
                              **fields)  # type: ignore[arg-type]
         return WolliApp(req, agent_home=wolli_home / "agents" / "default")

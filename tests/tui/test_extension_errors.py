@@ -13,13 +13,13 @@ from .helpers import running, type_and_send
 FAILING = textwrap.dedent("""
     def extension(wolli):
         def explode(args, ctx):
-            raise ValueError("no plan yet")
+            raise ValueError("no review yet")
 
         def on_input(event, ctx):
             if event.text == "trigger":
                 raise KeyError("handler broke")
 
-        wolli.register_command("plan", handler=explode, description="fails")
+        wolli.register_command("review", handler=explode, description="fails")
         wolli.register_command("later", handler=explode, description="off", availability="disabled",
                                disabled_reason="not today")
         wolli.on("input", on_input)
@@ -33,13 +33,13 @@ def _notices(app) -> list[str]:
 async def test_a_command_that_raises_is_one_line_and_the_editor_stays_empty(make_app, wolli_home):
     app = make_app(code={"failing": FAILING})
     async with running(app) as pilot:
-        await type_and_send(pilot, "/plan now")
-        await wait_until(lambda: any("/plan failed" in n for n in _notices(app)), 5, "the failure")
-        assert "failing: /plan failed: ValueError: no plan yet" in _notices(app)
+        await type_and_send(pilot, "/review now")
+        await wait_until(lambda: any("/review failed" in n for n in _notices(app)), 5, "the failure")
+        assert "failing: /review failed: ValueError: no review yet" in _notices(app)
         await pilot.pause()
         assert app.editor.text == "" and not app.completion.menu.open  # Enter does not run it again
         log = (wolli_home / "agents" / "default" / "logs" / "extensions.log").read_text()
-        assert "/plan failed" in log and "Traceback" in log and 'raise ValueError("no plan yet")' in log
+        assert "/review failed" in log and "Traceback" in log and 'raise ValueError("no review yet")' in log
 
         await type_and_send(pilot, "/later")
         await wait_until(lambda: any("/later is not available: not today" in n for n in _notices(app)), 5, "why")

@@ -37,6 +37,7 @@ def snap_app(make_app, home_project, wolli_home):
     (agent / "settings.json").write_text('{"quietStartup": true}')
 
     def build(**request):
+        request.setdefault("permission_mode", "default")  # the look out of the box (no mode badge)
         app = make_app(cwd=str(home_project), **request)
         app.editor.cursor_blink = False
         return app
@@ -63,7 +64,7 @@ def test_main_screen_after_an_answer(snap_compare, snap_app, faux):
 
 def test_tool_row_with_a_diff(snap_compare, snap_app, faux, home_project):
     (home_project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    app = snap_app()
+    app = snap_app(allowed_tools=["Edit(calc.py)"])
 
     async def run_before(pilot):
         await _settle(app, pilot)
@@ -99,6 +100,27 @@ def test_input_dialog(snap_compare, snap_app):
 
 def test_editor_dialog(snap_compare, snap_app):
     assert _dialog_snapshot(snap_compare, snap_app(), lambda ui: ui.editor("Commit message", "Fix add()\n\nIt subtracted."))
+
+
+def test_permission_dialog(snap_compare, snap_app, home_project):
+    from wolli.permissions.prompt import PermissionRequest, describe_call, standard_options
+
+    call = describe_call("call-1", "bash", {"command": "git diff --stat && pytest -q tests/test_calc.py"},
+                         str(home_project))
+    rules = ("Bash(git diff:*)", "Bash(pytest:*)")
+    request = PermissionRequest(call, "default mode asks before shell commands", rules, standard_options(rules))
+    assert _dialog_snapshot(snap_compare, snap_app(), lambda ui: ui.ask_permission(request))
+
+
+def test_plan_mode_in_the_footer(snap_compare, snap_app):
+    assert _dialog_snapshot_free(snap_compare, snap_app(permission_mode="plan"))
+
+
+def _dialog_snapshot_free(snap_compare, app):
+    async def run_before(pilot):
+        await _settle(app, pilot)
+
+    return snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_light_theme(snap_compare, snap_app, faux, wolli_home):

@@ -56,6 +56,9 @@ class ToolDefinition:
     execution: Literal["parallel", "sequential"] = "parallel"
     # Where the definition came from ("builtin", an extension path...), for listings.
     source: str = "builtin"
+    # The tool only reads (it changes no file and runs nothing): it runs without asking in
+    # every permission mode, plan mode included. Built-in tools are known by name.
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -38,6 +38,10 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "app.transcript.pageDown": ("pagedown",),
     "app.transcript.end": ("ctrl+end",),
     "app.commandPalette": ("ctrl+s", "f1"),
+    # Not Shift+Tab as in Claude Code: that is pi's (and Wolli's) thinking-level key.
+    "app.permissions.cycle": ("alt+m",),
+    # Esc twice on an empty editor while the agent is idle opens /rewind (not a binding:
+    # Esc alone interrupts; the app counts the second press).
     # Unbound until keybindings.json gives them keys (as in pi).
     "app.session.new": (),
     "app.session.tree": (),
@@ -58,7 +62,8 @@ ALIASES: dict[str, str] = {
     "toggleThinking": "app.thinking.toggle", "externalEditor": "app.editor.external",
     "selectUp": "tui.select.up", "selectDown": "tui.select.down", "selectConfirm": "tui.select.confirm",
     "selectCancel": "tui.select.cancel", "cycleModelBackward": "app.model.cycleBackward",
-    "commandPalette": "app.commandPalette", "newSession": "app.session.new", "tree": "app.session.tree",
+    "commandPalette": "app.commandPalette", "cyclePermissionMode": "app.permissions.cycle",
+    "newSession": "app.session.new", "tree": "app.session.tree",
     "fork": "app.session.fork", "resume": "app.session.resume", "pasteImage": "app.clipboard.pasteImage",
     "pageUp": "app.transcript.pageUp", "pageDown": "app.transcript.pageDown", "transcriptEnd": "app.transcript.end",
     "transcriptTop": "app.transcript.earlier",
@@ -74,7 +79,7 @@ ACTIONS: tuple[str, ...] = (
     "deleteCharBackward", "deleteCharForward", "deleteWordBackward", "deleteWordForward",
     "deleteToLineStart", "deleteToLineEnd", "pageUp", "pageDown", "selectUp", "selectDown",
     "selectConfirm", "selectCancel",
-    "cycleModelBackward", "commandPalette", "transcriptEnd", "transcriptTop",
+    "cycleModelBackward", "commandPalette", "transcriptEnd", "transcriptTop", "cyclePermissionMode",
 )
 
 

@@ -48,6 +48,9 @@ DEFAULTS: dict[str, Any] = {
     "hideThinkingBlock": False,
     "extensionTimeoutMs": 60000,
     "autoReload": False,
+    # Rule lists are read file by file (they add up); see wolli/permissions/store.py.
+    "permissions": {"additionalDirectories": []},
+    "checkpoints": {"enabled": True, "maxFileBytes": 10_000_000},
 }
 
 
@@ -109,6 +112,8 @@ SCHEMA: dict[str, Any] = {
     "hideThinkingBlock": bool,
     "extensionTimeoutMs": int,
     "autoReload": bool,
+    "permissions": {"allow": list, "ask": list, "deny": list, "defaultMode": str, "additionalDirectories": list},
+    "checkpoints": {"enabled": bool, "maxFileBytes": int},
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
 
@@ -214,6 +219,11 @@ class Settings:
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
 
+    def file_values(self, target: Target) -> dict[str, Any]:
+        """What one file says, unmerged (settings whose lists add up across files read it)."""
+        self._path_of(target)
+        return copy.deepcopy(self._agent if target == "agent" else self._global)
+
     # ------------------------------------------------------------------ writing
 
     def override(self, values: dict[str, Any]) -> None:
@@ -254,6 +264,14 @@ class Settings:
         with locked(self._path_of(target)):  # re-read and replace as one step among processes
             path, current = self._current_file(target)
             self._store(target, path, deep_merge(current, partial))
+
+    def modify(self, change: Callable[[dict[str, Any]], None], target: Target = "agent") -> None:
+        """Change one file in place with ``change(data)`` as one locked read-change-write (a
+        list another process extended meanwhile keeps its new items)."""
+        with locked(self._path_of(target)):
+            path, current = self._current_file(target)
+            change(current)
+            self._store(target, path, current)
 
     def delete(self, key: str, target: Target = "agent") -> None:
         """Remove a (dotted) key from one file; a key that is not there is a no-op."""

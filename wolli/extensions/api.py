@@ -37,11 +37,11 @@ KNOWN_EVENTS = frozenset({
     "message_start", "message_update", "message_end",
     "tool_execution_start", "tool_execution_update", "tool_execution_end", "tool_call", "tool_result",
     "context", "before_provider_request", "model_select", "thinking_level_select", "user_bash", "input",
-    "auto_retry_start", "auto_retry_end", "run_state",
+    "auto_retry_start", "auto_retry_end", "run_state", "permission_mode_change", "rewind",
 })
 TOOL_FIELDS = frozenset({
     "name", "label", "description", "parameters", "execute", "prompt_snippet", "prompt_guidelines",
-    "prepare_arguments", "render_call", "render_result", "render_shell", "execution",
+    "prepare_arguments", "render_call", "render_result", "render_shell", "execution", "read_only",
 })
 
 
@@ -225,6 +225,12 @@ class ExtensionAPI:
     ) -> ExecResult:
         """Run a program (no shell when ``args`` is given) and collect its output."""
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
+
+    @property
+    def permissions(self) -> Any:
+        """Permission modes and rules of the active session (``mode``, ``set_mode``,
+        ``rules``, ``add_rule``, ``remove_rule``, ``check``; docs/permissions.md)."""
+        return self._host.permissions.handle()
 
     @property
     def ai(self) -> Any:

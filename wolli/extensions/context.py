@@ -9,7 +9,10 @@ in docs/extensions.md, so the type checker holds every one of them to it. ``ctx`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
 # Where the extension runs: the full-screen app, the line mode, RPC, json and print mode.
 ExtensionMode = Literal["tui", "plain", "rpc", "json", "print"]
@@ -58,6 +61,11 @@ class ExtensionUI(Protocol):
                      signal: Any = None) -> str | None: ...
 
     async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any: ...
+
+    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+        """May this tool call run? (docs/permissions.md). The permission gate asks it; an
+        answer of ``reject_once`` (also Esc, a closed dialog) stops the turn."""
+        ...
 
     def notify(self, message: str, level: str = "info") -> None: ...
 

@@ -5,6 +5,10 @@ Dialogs resolve at once to their inert defaults (``select``/``input``/``editor``
 UI that cannot appear. The TUI and RPC modes bring their own implementations of the same
 methods.
 
+``ask_permission`` puts the permission question (:mod:`wolli.permissions.prompt`); its
+fallback here builds it from ``select``/``editor``/``input``, so a front end without a
+dialog of its own still asks (headless ones are never asked: the gate refuses instead).
+
 Members that only mean something in the full-screen app (custom components, the editor
 component, autocomplete providers, themes, tool expansion) exist here too, so an extension
 written for the TUI loads and runs headless: setters are ignored, getters give the neutral
@@ -14,7 +18,10 @@ answer, ``custom()`` resolves to None, ``set_theme`` reports that there is no th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
 
 def option_label(option: Any) -> str:
@@ -52,6 +59,12 @@ class NullUI:
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
                      signal: Any = None) -> str | None:
         return None
+
+    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+        """May this tool call run? Front ends with a dialog of their own override this."""
+        from ..permissions.prompt import ask_with_dialogs
+
+        return await ask_with_dialogs(self, request, signal=signal)
 
     def notify(self, message: str, level: str = "info") -> None:
         pass

@@ -113,7 +113,8 @@ def make_tool(server: McpServer, info: ToolInfo, *, checked: bool = False) -> To
     parameters = info.input_schema if checked else safe_schema(info.input_schema)
     return ToolDefinition(name=name, description=describe(info), parameters=parameters,
                           execute=execute, label=label, source=f"mcp:{server.name}",
-                          execution="parallel" if info.read_only else "sequential")
+                          execution="parallel" if info.read_only else "sequential",
+                          read_only=bool(info.read_only) and not info.destructive)
 
 
 def progress_line(value: float, total: float | None, message: str | None) -> str:

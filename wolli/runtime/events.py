@@ -132,6 +132,31 @@ class ThinkingLevelSelectEvent:
 
 
 @dataclass(slots=True)
+class PermissionModeChangeEvent:
+    """The session's permission mode changed (the user's key, ``/permissions``, RPC, an
+    extension): ``default``, ``accept-edits``, ``plan`` or ``yolo``."""
+
+    mode: str
+    previous_mode: str
+    source: str  # user | rpc | extension | start
+    type: str = field(default="permission_mode_change", init=False)
+
+
+@dataclass(slots=True)
+class RewindEvent:
+    """Files and/or the conversation went back to before ``target_id`` (a message of the
+    user's, or an earlier rewind, which this one undid)."""
+
+    target_id: str
+    scope: str  # code | conversation | both
+    restored: list[str]
+    removed: list[str]
+    skipped: list[str]  # changed outside Wolli, left as they were
+    lost: dict[str, str]  # could not be restored, and why
+    type: str = field(default="rewind", init=False)
+
+
+@dataclass(slots=True)
 class ExtensionErrorEvent:
     """A handler raised, timed out or returned something invalid (pi's ``extension_error``).
 
@@ -177,6 +202,8 @@ SessionEvent = (
     | AutoRetryEndEvent
     | ModelSelectEvent
     | ThinkingLevelSelectEvent
+    | PermissionModeChangeEvent
+    | RewindEvent
     | ExtensionErrorEvent
     | NoticeEvent
 )
@@ -195,6 +222,8 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "NoticeEvent",
+    "PermissionModeChangeEvent",
+    "RewindEvent",
     "QueueUpdateEvent",
     "RunState",
     "RunStateEvent",

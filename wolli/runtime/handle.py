@@ -244,6 +244,22 @@ class SessionHandle:
     def get_commands(self) -> list[Any]:
         return self._host.slash_commands(self._live())
 
+    # ------------------------------------------------------------------ checkpoints
+
+    def rewind_points(self) -> list[Any]:
+        """Where ``rewind`` can go: the user's messages on this branch (and earlier rewinds),
+        newest first, each with ``entry_id``, ``kind``, ``text``, ``timestamp``, ``files``."""
+        from .safety.rewind import points
+
+        return points(self._live())
+
+    async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "skip") -> Any:
+        """Back to before the message ``entry_id`` (default: the last one): ``code``,
+        ``conversation`` or ``both``. Files changed outside Wolli since are kept
+        (``on_conflict="skip"``), overwritten (``"overwrite"``) or stop the rewind
+        (``"cancel"``: raises). Returns what was restored; the rewind can be undone."""
+        return await self._live().rewind(entry_id, scope=scope, on_conflict=on_conflict)
+
     # ------------------------------------------------------------------ tools
 
     def get_active_tools(self) -> list[str]:

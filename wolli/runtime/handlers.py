@@ -7,7 +7,9 @@ rewiring. Handlers of one event run by priority (higher first), then in owner lo
 then in registration order. How their results combine is the spec's folding table:
 
 - ``tool_call``: the first ``block`` (or ``result`` / ``abort``) wins and stops the chain;
-  mutations of ``event.input`` accumulate; a raising handler blocks the call (fail closed).
+  mutations of ``event.input`` accumulate; ``allow`` vouches for the call (no permission
+  question unless a rule asks; a later block still wins); a raising handler blocks the call
+  (fail closed).
 - ``input``: ``handled`` stops the chain; ``transform`` rewrites the text and continues.
 - ``user_bash``, ``session_before_compact``: the first answer wins.
 - ``context``, ``before_provider_request``, ``before_agent_start``, ``tool_result``,
@@ -120,7 +122,7 @@ class HandlerRegistry:
 # ---------------------------------------------------------------------------- results
 
 RESULT_KEYS: dict[str, frozenset[str]] = {
-    "tool_call": frozenset({"block", "reason", "result", "abort"}),
+    "tool_call": frozenset({"block", "reason", "result", "abort", "allow"}),
     "tool_result": frozenset({"content", "details", "is_error"}),
     "input": frozenset({"action", "text", "images"}),
     "context": frozenset({"messages"}),
@@ -161,6 +163,7 @@ class ToolCallDecision:
     reason: str | None = None
     result: Any = None  # a result supplied without running the tool
     abort: bool = False
+    allow: bool = False  # a handler vouched for the call (deny rules still win)
 
 
 @dataclass
@@ -235,6 +238,7 @@ class Dispatcher:
             await self._call(handler, event, ctx)
 
     async def tool_call(self, event: Any, ctx: Any) -> ToolCallDecision | None:
+        allowed = False
         for handler in self.registry.for_event("tool_call"):
             ok, result = await self._call(handler, event, ctx)
             if not ok and handler.fail_open:
@@ -250,7 +254,8 @@ class Dispatcher:
                 return ToolCallDecision(block=True, reason=found.get("reason"))
             if found.get("result") is not None:
                 return ToolCallDecision(result=found["result"])
-        return None
+            allowed = allowed or bool(found.get("allow"))
+        return ToolCallDecision(allow=True) if allowed else None
 
     async def tool_result(self, event: Any, ctx: Any) -> bool:
         """Fold partial patches into ``event`` (content/details/is_error); True when changed."""

@@ -73,6 +73,14 @@ class HandlerContext:
     session: SessionHandle
     ui: ExtensionUI
     mode: ExtensionMode
+    # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
+    permissions: Any = None
+
+    @property
+    def permission_mode(self) -> str:
+        """``default``, ``accept-edits``, ``plan`` or ``yolo`` (the event
+        ``permission_mode_change`` says when it changes)."""
+        return str(self.permissions.mode) if self.permissions is not None else "yolo"
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -102,6 +110,12 @@ class AgentHost:
         self.mode: ExtensionMode = mode
         self.ui: ExtensionUI = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
+        from .safety.permissions import HostPermissions
+
+        self.permissions = HostPermissions(self)
+        from .safety.sandbox import SandboxService
+
+        self.sandbox = SandboxService(self)
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
         self.extensions = ExtensionRuntime(self)
         # Live views of what extensions registered (the registry updates them in place):
@@ -153,7 +167,7 @@ class AgentHost:
         key = os.path.abspath(cwd)
         env = self._environments.get(key)
         if env is None:
-            env = create_host_environment(key, shell_path=self.settings.get("shellPath"))
+            env = self.sandbox.wrap(create_host_environment(key, shell_path=self.settings.get("shellPath")), key)
             self._environments[key] = env
         return env
 
@@ -179,7 +193,10 @@ class AgentHost:
         return found
 
     def handler_context(self, session: AgentSession) -> HandlerContext:
-        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode)
+        from .safety.handle import PermissionsHandle
+
+        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode,
+                              permissions=PermissionsHandle(self.permissions, session))
 
     def handle(self, session: AgentSession) -> SessionHandle:
         """The one handle extension code gets for ``session``."""
@@ -288,7 +305,7 @@ class AgentHost:
         ref = options.session
         if ref:
             if os.path.exists(ref) or ref.endswith(".jsonl"):
-                return SessionManager.open(ref)
+                return SessionManager.open(ref, cwd=cwd)  # a new file there starts in cwd
             return SessionManager.open_by_id(ref, cwd=cwd, session_dir=self.sessions_dir)
         if not options.persist:
             return SessionManager.in_memory(cwd)
@@ -392,7 +409,11 @@ class AgentHost:
         )
         session = self._build(manager, SessionOptions(cwd=origin.cwd, model=origin.model,
                                                       thinking_level=origin.thinking_level,
-                                                      active_tools=list(origin.active_tool_names)))
+                                                      active_tools=list(origin.active_tool_names),
+                                                      permission_mode=origin.permissions.mode))
+        from .safety.checkpointing import share_blobs
+
+        share_blobs(origin, session)
         await self.replace_active(session, "fork")
         return session
 
@@ -442,6 +463,7 @@ class AgentHost:
             await self.close_session(session, reason)
         if self.active is not None:
             await self.close_session(self.active, reason)
+        await self.sandbox.close()
         if self.mcp is not None:
             await self.mcp.shutdown()
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..agent.tool import ToolDefinition
     from ..ai.types import Model, ThinkingLevel
+    from ..permissions.modes import PermissionMode
 
 
 @dataclass
@@ -34,3 +35,5 @@ class SessionOptions:
     extra_tools: list[ToolDefinition] = field(default_factory=list)
     # The session file this one was forked or handed off from (header ``parentSession``).
     parent_session: str | None = None
+    # The permission mode to start in (None: the host's starting mode; docs/permissions.md).
+    permission_mode: PermissionMode | None = None

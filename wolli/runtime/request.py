@@ -71,3 +71,8 @@ class StartupRequest:
     mcp_configs: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
     approve_project_mcp: bool = False
+    # ``--permission-mode`` and the rules of ``--allowed-tools`` / ``--disallowed-tools``
+    # (each value may hold several rules, comma- or space-separated).
+    permission_mode: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)

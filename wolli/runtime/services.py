@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
+    from .safety.permissions import HostPermissions
+    from .safety.sandbox import SandboxService
 
 
 class ToolOwner(Protocol):
@@ -44,6 +46,15 @@ class SessionServices(Protocol):
     mode: ExtensionMode
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
+    # ``ctx.ui`` of the front end (permission questions go there), and the host's rules.
+    ui: Any
+    permissions: HostPermissions
+    sandbox: SandboxService  # the optional bubblewrap sandbox for shell commands
+
+    @property
+    def active(self) -> Any:
+        """The session the front end shows (None before the first one)."""
+        ...
 
     @property
     def model_registry(self) -> ModelRegistry: ...

@@ -102,9 +102,13 @@ class AgentSession:
         self._recovery = Recovery(self)
         self._compactor = Compactor(self, self._dispatch)
 
+        from .safety.checkpointing import TurnCheckpoints
+        from .safety.permissions import SessionPermissions
         from .tool_hooks import ToolHooks
 
-        hooks = ToolHooks(self._dispatch, self.handler_context)
+        self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
+        self.checkpoints = TurnCheckpoints(self)
+        hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(
@@ -217,6 +221,14 @@ class AgentSession:
     def dispatcher(self) -> Dispatcher:
         """The handler channel (for runtime modules that add seams, like tree navigation)."""
         return self._dispatch
+
+    async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "ask",
+                     ask: Any = None) -> Any:
+        """Go back to before one of the user's messages (or undo a rewind): code, conversation
+        or both (docs/checkpoints.md)."""
+        from .safety.rewind import rewind
+
+        return await rewind(self, entry_id, scope=scope, on_conflict=on_conflict, ask=ask)
 
     async def navigate_tree(self, entry_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> bool:
@@ -395,10 +407,14 @@ class AgentSession:
             context_files=list(resources.context_files),
             custom_prompt=self._custom_system_prompt,
             prompt_sections=[
-                PromptSection(section.title, section.text(), section.order)
-                for section in getattr(self.services, "prompt_sections", [])
+                *(PromptSection(title, text, order) for title, text, order in self.permissions.prompt_sections()),
+                *(PromptSection(section.title, section.text(), section.order)
+                  for section in getattr(self.services, "prompt_sections", [])),
             ],
         )
+
+    def refresh_system_prompt(self) -> None:
+        self._refresh_system_prompt()
 
     def _refresh_system_prompt(self) -> None:
         """Rebuild the stored base prompt; a run's ``before_agent_start`` override stays in
@@ -538,6 +554,7 @@ class AgentSession:
             return
 
     def _end_run(self) -> None:
+        self.checkpoints.settle()
         self.agent.set_system_prompt(self._base_system_prompt)  # an override never leaks
         self._flush_deferred_bash()
         self.set_run_state("idle")
@@ -665,6 +682,9 @@ class AgentSession:
         from .user_bash import message_from_result, run_user_bash
 
         self._check_open()
+        refusal = await self.services.sandbox.refuse_user_command(self.handler_context().ui)
+        if refusal is not None:
+            raise RuntimeError(refusal)
         environment = self.services.environment(self.cwd)
         answer = None
         if self._dispatch.has("user_bash"):
@@ -707,6 +727,8 @@ class AgentSession:
     async def start(self, reason: StartReason, previous_session_file: str | None = None) -> None:
         """``session_start`` (awaited before the first prompt), then ``model_select`` with
         source ``restore`` when a resumed session brought its model back."""
+        self.services.sandbox.report(self._deliver)
+        self.permissions.report_problems()
         await self.emit(SessionStartEvent(reason, previous_session_file))
         if self.restored_model is not None and self.agent.state.model is self.restored_model:
             await self.emit(ModelSelectEvent(self.restored_model, None, "restore"))
@@ -719,6 +741,7 @@ class AgentSession:
         self.abort_bash()
         await self.wait_for_idle()
         await self.emit(SessionShutdownEvent(reason, target_session_file))
+        self.checkpoints.close()
         self.closed = True
         self._observers.clear()
         self._observer_snapshot = ()

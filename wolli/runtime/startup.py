@@ -200,6 +200,7 @@ async def _start(
     extensions = host.extensions
     host.cwd = os.path.abspath(request.cwd)
     host.apply_handler_timeout()
+    _configure_permissions(host, request, warnings)
     extensions.configure(
         settings_paths=settings_paths(host.settings.get("extensions")),
         cli_paths=request.extension_paths,
@@ -280,6 +281,29 @@ def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     if sources.servers or sources.project is not None:
         host.mcp_link().apply(sources)
     return sources.warnings
+
+
+def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: list[str]) -> None:
+    """``--permission-mode`` and the rule flags; rules that cannot be read become warnings
+    (a rule flag that does not parse is a usage error: the user just typed it)."""
+    from ..permissions.modes import ModeError
+
+    for flag, values in (("--allowed-tools", request.allowed_tools), ("--disallowed-tools", request.disallowed_tools)):
+        if not values:
+            continue
+        from ..permissions.rules import RuleError, parse_rule, split_rule_list
+
+        for text in (rule for value in values for rule in split_rule_list(value)):
+            try:
+                parse_rule(text)
+            except RuleError as exc:
+                raise StartupError(f"{flag}: {exc}", USAGE) from None
+    try:
+        host.permissions.configure(mode=request.permission_mode, allow=request.allowed_tools,
+                                   deny=request.disallowed_tools)
+    except ModeError as exc:
+        raise StartupError(f"--permission-mode: {exc}", USAGE) from None
+    warnings += host.permissions.problems(request.cwd)
 
 
 def settings_paths(value: Any) -> list[str]:

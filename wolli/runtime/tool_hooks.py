@@ -5,6 +5,13 @@ The agent knows four hooks (``before_tool_call``, ``after_tool_call``, ``transfo
 current handler set at every call, so ``/reload`` swaps handlers without rewiring the agent.
 When nobody listens it returns at once: in particular the ``context`` seam deep-copies the
 transcript (a copy of 4,000 messages costs ~0.2 s) only when a handler will receive it.
+
+Before a tool runs, three participants decide in turn with the same algebra (run, block
+with a reason, rewrite the input, abort the turn): the permission gate's deny rules and
+plan mode, then the ``tool_call`` handlers, then the gate's whole policy on the arguments as
+they will run (asking the user when it says so). Deny wins. A call that will run then gets
+its file checkpoint (:mod:`.safety.checkpointing`), and after it ran the checkpoint notes
+what changed.
 """
 
 from __future__ import annotations
@@ -25,23 +32,42 @@ from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent
 
 
 class ToolHooks:
-    def __init__(self, dispatch: Dispatcher, context: Callable[[], Any]) -> None:
+    def __init__(self, dispatch: Dispatcher, context: Callable[[], Any], permissions: Any = None,
+                 checkpoints: Any = None) -> None:
         self.dispatch = dispatch
         self.context = context  # builds the handlers' ctx when one is needed
+        self.permissions = permissions  # safety.permissions.SessionPermissions (None: every call runs)
+        self.checkpoints = checkpoints  # safety.checkpointing.TurnCheckpoints
 
     async def before_tool_call(self, call: BeforeToolCallContext, signal: Any) -> BeforeToolCallResult | None:
-        if not self.dispatch.has("tool_call"):
-            return None
-        event = ToolCallEvent(call.tool_call.name, call.tool_call.id, call.input)
-        decision = await self.dispatch.tool_call(event, self.context())
-        if decision is None:
-            return None
-        supplied: ToolResult | None = None
-        if decision.result is not None:
-            supplied = normalize_result(decision.result)
-        return BeforeToolCallResult(block=decision.block, reason=decision.reason, result=supplied, abort=decision.abort)
+        name = call.tool_call.name
+        gate = self.permissions.gate if self.permissions is not None else None
+        if gate is not None:
+            refused = gate.precheck(name, call.tool, call.input)
+            if refused is not None:
+                return refused
+        vouched = False
+        if self.dispatch.has("tool_call"):
+            event = ToolCallEvent(name, call.tool_call.id, call.input)
+            decision = await self.dispatch.tool_call(event, self.context())
+            if decision is not None and (decision.block or decision.abort or decision.result is not None):
+                supplied: ToolResult | None = None
+                if decision.result is not None:
+                    supplied = normalize_result(decision.result)
+                return BeforeToolCallResult(block=decision.block, reason=decision.reason, result=supplied,
+                                            abort=decision.abort)
+            vouched = decision is not None and decision.allow
+        if gate is not None:
+            refused = await gate.decide(call.tool_call.id, name, call.tool, call.input, vouched=vouched, signal=signal)
+            if refused is not None:
+                return refused
+        if self.checkpoints is not None:
+            await self.checkpoints.before(call.tool_call.id, name, call.input)
+        return None
 
     async def after_tool_call(self, done: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+        if self.checkpoints is not None:
+            await self.checkpoints.after(done.tool_call.id, done.tool_call.name, done.input)
         if not self.dispatch.has("tool_result"):
             return None
         result = done.result

@@ -68,24 +68,29 @@ def entry_to_message(entry: Any) -> Any | None:
     return None
 
 
+# Entries besides messages that put something into the context.
+_CONTRIBUTING = frozenset({CustomMessageEntry, BranchSummaryEntry})
+
+
 def build_context(branch: list[Any]) -> SessionContext:
     """Build the context from a root..leaf list of entries (``SessionManager.get_branch``)."""
     context = SessionContext()
     compaction_index: int | None = None
     # Messages first: they are nearly all of a long branch.
     for index, entry in enumerate(branch):
-        if isinstance(entry, MessageEntry):
+        kind = type(entry)  # entry classes are final: an identity test per entry is enough
+        if kind is MessageEntry:
             message = entry.message
             if getattr(message, "role", None) == "assistant":
                 # Sessions written without model_change entries still resume on the right model.
                 provider, model_id = message.provider, message.model
                 if provider and model_id:
                     context.model = (provider, model_id)
-        elif isinstance(entry, ThinkingLevelChangeEntry):
+        elif kind is ThinkingLevelChangeEntry:
             context.thinking_level = entry.thinking_level
-        elif isinstance(entry, ModelChangeEntry):
+        elif kind is ModelChangeEntry:
             context.model = (entry.provider, entry.model_id)
-        elif isinstance(entry, CompactionEntry):
+        elif kind is CompactionEntry:
             compaction_index = index
 
     if compaction_index is None:
@@ -106,9 +111,10 @@ def build_context(branch: list[Any]) -> SessionContext:
 
     messages = context.messages
     for entry in selected:
-        if isinstance(entry, MessageEntry):
+        kind = type(entry)
+        if kind is MessageEntry:
             messages.append(entry.message)
-        elif not isinstance(entry, CompactionEntry):  # only the latest summary counts
+        elif kind in _CONTRIBUTING:  # a compaction: only the latest summary counts (above)
             message = entry_to_message(entry)
             if message is not None:
                 messages.append(message)

@@ -126,6 +126,27 @@ class TagsEntry(_Entry):
     tags: dict[str, str | None] = Field(default_factory=dict)
 
 
+class CheckpointEntry(_Entry):
+    """Wolli's file checkpoint (``docs/checkpoints.md``): what files held before the agent
+    changed them, as content hashes of blobs kept beside the session file.
+
+    ``files`` holds one record per file: ``{"path", "before", "after"?, "mode"?, "skipped"?}``
+    with ``before``/``after`` a sha256 (or None: the file did not exist). ``kind`` says what
+    wrote it: ``tool`` (before an edit or write runs), ``bash`` (what a shell command changed
+    in a git work tree), ``settle`` (the files as a run left them), ``rewind`` (a restore,
+    whose ``before`` undoes it). Never sent to the model.
+    """
+
+    type: Literal["checkpoint"] = "checkpoint"
+    kind: str = "tool"
+    files: list[dict[str, Any]] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    # rewind: the entry rewound to, where the session was, and what was restored.
+    target_id: str | None = None
+    from_leaf_id: str | None = None
+    scope: str | None = None
+
+
 SessionEntry = Annotated[
     MessageEntry
     | ModelChangeEntry
@@ -136,14 +157,15 @@ SessionEntry = Annotated[
     | CustomMessageEntry
     | LabelEntry
     | SessionInfoEntry
-    | TagsEntry,
+    | TagsEntry
+    | CheckpointEntry,
     Field(discriminator="type"),
 ]
 ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEntry)
 KNOWN_ENTRY_TYPES = frozenset(
     cls.model_fields["type"].default
     for cls in (MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, CompactionEntry, BranchSummaryEntry,
-                CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, TagsEntry)
+                CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, TagsEntry, CheckpointEntry)
 )
 
 

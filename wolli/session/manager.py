@@ -27,6 +27,7 @@ from . import store
 from .context import SessionContext, build_context, interrupted_result
 from .entries import (
     BranchSummaryEntry,
+    CheckpointEntry,
     CompactionEntry,
     CustomEntry,
     CustomMessageEntry,
@@ -109,6 +110,9 @@ class SessionManager:
         session_id = str(uuid.uuid4())
         header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
         path = _new_session_path(_root(session_dir) / cwd_slug(cwd), session_id)
+        from .checkpoints.restore import recover_beside
+
+        recover_beside(path)  # a rewind of this folder killed midway: finished before anything runs
         return cls(header, path, persisted=False)
 
     @classmethod
@@ -123,12 +127,15 @@ class SessionManager:
         target = Path(path).expanduser().absolute()
         if not target.exists():
             return cls._fresh_at(target, cwd)
+        from .checkpoints.restore import recover_beside
+
+        finished = recover_beside(target)  # a rewind killed midway: finished before reading
         with store.gc_paused():  # one pause over parsing and indexing (see store.gc_paused)
             loaded = store.load(target)
             if loaded.header is None:
                 return cls._fresh_at(target, cwd)
             manager = cls(loaded.header, target, persisted=True)
-            manager.load_errors = loaded.errors
+            manager.load_errors = [*loaded.errors, *finished]
             manager._index_loaded(loaded.entries)
             if loaded.migrated_from is not None:
                 manager._save_upgraded(loaded.migrated_from)
@@ -370,6 +377,25 @@ class SessionManager:
         """An extension message that is part of the model context."""
         return self._append(CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details)
 
+    def append_checkpoint(self, kind: str, files: list[dict[str, Any]], **fields: Any) -> str:
+        """A file checkpoint (``docs/checkpoints.md``); never part of the model's context."""
+        return self._append(CheckpointEntry, kind=kind, files=files, **fields)
+
+    def prepare_checkpoint(self, kind: str, files: list[dict[str, Any]], **fields: Any) -> CheckpointEntry:
+        """A checkpoint entry made (its id and parent fixed) but not appended yet: a restore
+        writes it into its journal first, then :meth:`append_prepared` adds it."""
+        entry_id = new_entry_id()
+        while entry_id in self._by_id:
+            entry_id = new_entry_id()
+        return CheckpointEntry(id=entry_id, parent_id=self._leaf_id, kind=kind, files=files, **fields)
+
+    def append_prepared(self, entry: Any) -> str:
+        if entry.id in self._by_id:
+            raise KeyError(f"the entry {entry.id} is in the session already")
+        self._index(entry)
+        self._write(entry)
+        return str(entry.id)
+
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/blank, clear) the label of an entry."""
         if target_id not in self._by_id:
@@ -509,6 +535,10 @@ class SessionManager:
             entry_id = new_entry_id()
         entry = cls(id=entry_id, parent_id=self._leaf_id, **fields)
         self._index(entry)
+        self._write(entry)
+        return entry.id
+
+    def _write(self, entry: Any) -> None:
         if self._writing_stopped:
             pass
         elif self._persisted:
@@ -520,7 +550,6 @@ class SessionManager:
             )
         elif self._path is not None and _starts_file(entry):
             self._flush()
-        return entry.id
 
     def _flush(self) -> None:
         """Write the header and every buffered entry in one go (at the first message)."""

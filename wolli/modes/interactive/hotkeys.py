@@ -32,6 +32,7 @@ KEY_HELP: dict[str, str] = {
     "app.transcript.earlier": "scroll to the top of the transcript (earlier messages)",
     "app.transcript.end": "scroll to the end of the transcript",
     "app.commandPalette": "command palette",
+    "app.permissions.cycle": "next permission mode (default, accept-edits, plan)",
     "app.clipboard.pasteImage": "paste an image from the clipboard",
     "app.session.new": "new session",
     "app.session.tree": "session tree",
@@ -108,6 +109,7 @@ def hotkeys_report(shortcuts: dict[str, Any] | None = None) -> str:
         if bound:
             mark = "  (keybindings.json)" if tuple(bound) != DEFAULT_KEYS.get(action, ()) else ""
             lines.append(f"{_shown_keys(tuple(bound)):<24} {what}{mark}")
+    lines.append(f"{'Esc Esc':<24} rewind (empty editor, agent idle)")
     if shortcuts:
         lines += ["", "Extension shortcuts:"]
         taken = builtin_keys()

@@ -21,7 +21,7 @@ FILTER_HELP = {
     "labeled": "labelled entries only",
     "all": "every entry",
 }
-_BOOKKEEPING = {"model_change", "thinking_level_change", "custom", "label", "session_info", "tags"}
+_BOOKKEEPING = {"model_change", "thinking_level_change", "custom", "label", "session_info", "tags", "checkpoint"}
 _NEVER = {"label", "tags"}  # shown on their targets / in the session, never as rows
 
 
@@ -87,6 +87,10 @@ def describe(entry: Any) -> tuple[str, str]:
         return "setting", f"name {entry.name or '(cleared)'}"
     if kind == "custom":
         return "custom", f"[{entry.custom_type}] (extension data)"
+    if kind == "checkpoint":
+        count = len(entry.files)
+        what = {"rewind": "rewind", "settle": "files after the run"}.get(entry.kind, f"checkpoint ({entry.kind})")
+        return "setting", f"{what}: {count} file{'s' if count != 1 else ''}"
     if kind == "custom_message":
         return "custom", f"[{entry.custom_type}] {_first_line(content_text(entry.content), 80)}"
     return "setting", kind

@@ -127,6 +127,10 @@ class LineOutput:
                 self.notice(f"Model: {model.provider}/{model.id}")
             case "thinking_level_select":
                 self.notice(f"Thinking: {event.level}")
+            case "permission_mode_change":
+                from ...permissions.modes import DESCRIPTIONS
+
+                self.notice(f"Permission mode: {event.mode} ({DESCRIPTIONS.get(event.mode, '')})")
             case "extension_error":
                 from ..notices import extension_error_line
 

@@ -37,13 +37,13 @@ class _TakenOff(Exception):
 def main_key_bindings(actions: dict[str, Callable[[], Coroutine[Any, Any, None]]] | None = None) -> KeyBindings:
     """Enter sends (or takes the highlighted completion), Ctrl+J and Alt+Enter insert a
     newline (the TUI's keys), Ctrl+C clears the line or, on an empty line, asks to quit.
-    ``actions`` bind more keys to work run beside the prompt (Shift+Tab, Ctrl+P)."""
+    ``actions`` bind more keys to work run beside the prompt (Shift+Tab, Ctrl+P, Alt+M)."""
     keys = KeyBindings()
     for key, action in (actions or {}).items():
         def run(event: KeyPressEvent, action: Callable[[], Coroutine[Any, Any, None]] = action) -> None:
             event.app.create_background_task(action())
 
-        keys.add(key)(run)
+        keys.add(*key.split())(run)  # "escape m" is Alt+M: two keys in a row
 
     @keys.add("enter")
     def _send(event: KeyPressEvent) -> None:

@@ -64,7 +64,8 @@ class LineRepl:
         history = SharedHistory(PromptHistory(home / "prompt-history.jsonl"))
         self.prompter = Prompter(self.terminal, input=input, output=output, history=history,
                                  completer=StackCompleter(self._completion_stack, self._report), lines=piped,
-                                 actions={"s-tab": self._cycle_thinking, "c-p": self._cycle_model})
+                                 actions={"s-tab": self._cycle_thinking, "c-p": self._cycle_model,
+                                          "escape m": self._cycle_permission_mode})
         self.ui = LineUI(self.output, self.prompter)
         self.commands = LineCommands(self)
         self.startup: Any = None
@@ -340,6 +341,13 @@ class LineRepl:
 
         if self.session is not None and await cycle_thinking(self.session) is None:
             self.output.notice("This model does not think before answering.")
+
+    async def _cycle_permission_mode(self) -> None:
+        """Alt+M: the next permission mode (printed by its event)."""
+        from ..interactive.permission_commands import cycle_mode
+
+        if self.session is not None:
+            await cycle_mode(self.session)
 
     async def _cycle_model(self) -> None:
         """Ctrl+P: the next model of settings ``enabledModels`` (printed by its event)."""

@@ -35,5 +35,8 @@ def status_parts(session: Any, statuses: dict[str, str]) -> list[str]:
     if tokens_in or stats.output_tokens:
         parts.append(f"↑{_tokens(tokens_in)} ↓{_tokens(stats.output_tokens)}")
     parts.append(f"${stats.cost:.4f}" if stats.cost < 1 else f"${stats.cost:.2f}")
+    mode = getattr(getattr(session, "permissions", None), "mode", "default")
+    if mode != "default":
+        parts.append(f"{mode} mode")
     parts += [text for _, text in sorted(statuses.items()) if text]
     return parts

@@ -75,6 +75,13 @@ class LineUI(NullUI):
         return await self._on_loop(lambda: self.prompter.text(title, default=prefill or "", multiline=True,
                                                               timeout=timeout, signal=signal))
 
+    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+        """The call printed in full, then a numbered choice; "always" asks for the rule to
+        save (pre-filled, editable), "deny with a message" for the message."""
+        from .permission_prompt import ask_permission
+
+        return await self._on_loop(lambda: ask_permission(self.output, self.prompter, request, signal=signal))
+
     # ------------------------------------------------------------------ notices and state
 
     def notify(self, message: str, level: str = "info") -> None:

@@ -43,6 +43,7 @@ def session_state(session: Any) -> dict[str, Any]:
         "messageCount": len(session.messages),
         "pendingMessageCount": session.pending_message_count,
         "runState": session.run_state,
+        "permissionMode": session.permissions.mode,
     }
     name = session.session_manager.get_session_name()
     if name:

@@ -34,7 +34,10 @@ from ...runtime.events import NoticeEvent
 from ...runtime.request import StartupRequest
 from ...runtime.startup import start
 from ..event_json import event_record
-from . import mcp_commands  # noqa: F401  (registers the MCP commands)
+from . import (
+    mcp_commands,  # noqa: F401  (registers the MCP commands)
+    safety_commands,  # noqa: F401  (registers the permission and rewind commands)
+)
 from .commands import COMMANDS, CommandError, Later, NoData
 from .framing import LineSplitter, decode_record
 from .output import ProtocolOutput

@@ -7,6 +7,11 @@ milliseconds like pi) or the abort ``signal`` ends the wait with the dialog's ca
 ``notify``, ``set_status``, ``set_widget`` (lines only), ``set_title`` and ``set_editor_text``
 are fire-and-forget requests. Everything else is what non-TUI modes do (:class:`NullUI`).
 
+The permission question is a ``permission`` request (the call, the reason, the suggested
+rules and ACP-shaped options) once the client opted in with ``set_permission_requests``;
+before that it comes as the generic ``select``/``editor``/``input`` dialogs any pi client
+answers (it is asked at all only in a mode that asks: RPC starts in ``yolo``).
+
 Calls may come from a tool's worker thread: writes are locked by the output, and a dialog
 asked from another thread is awaited on the server's loop.
 """
@@ -40,6 +45,8 @@ class RpcUI(NullUI):
         self.closed = False
         self._shown_statuses: set[str] = set()  # keys the client shows (cleared on /reload)
         self._shown_widgets: set[str] = set()
+        # The client answers ``permission`` requests (``set_permission_requests``).
+        self.permission_requests = False
 
     # ------------------------------------------------------------------ the client's answers
 
@@ -132,6 +139,21 @@ class RpcUI(NullUI):
 
         return bool(await self._dialog({"method": "confirm", "title": title, "message": message}, False, parse,
                                        timeout, signal))
+
+    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+        from ...permissions.prompt import PermissionAnswer, answer_from_json, ask_with_dialogs
+
+        if not self.permission_requests:
+            return await ask_with_dialogs(self, request, signal=signal)
+
+        def parse(response: dict[str, Any]) -> Any:
+            try:
+                return answer_from_json(request, response)
+            except ValueError as exc:
+                raise UiResponseError(str(exc)) from None
+
+        fields = {"method": "permission", "title": f"Allow {request.tool_call.title}?", **request.to_json()}
+        return await self._dialog(fields, PermissionAnswer.cancelled(), parse, None, signal)
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
                     signal: Any = None) -> str | None:

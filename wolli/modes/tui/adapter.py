@@ -84,7 +84,7 @@ class EventAdapter:
                                f"{event.max_attempts}): {event.error_message}", "warning")
             case "auto_retry_end" if not event.success:
                 app.add_notice(f"Giving up after {event.attempt + 1} attempts: {event.final_error}", "error")
-            case "model_select" | "thinking_level_select":
+            case "model_select" | "thinking_level_select" | "permission_mode_change":
                 app.refresh_footer()
             case "extension_error":
                 from ..notices import extension_error_line

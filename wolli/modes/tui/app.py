@@ -44,16 +44,17 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
+REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
 TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a hard exit
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
               "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.transcript.pageUp",
               "app.transcript.pageDown", "app.transcript.end", "app.model.select", "app.model.cycleForward",
               "app.model.cycleBackward", "app.commandPalette", "app.session.new", "app.session.tree",
-              "app.session.fork", "app.session.resume")
+              "app.session.fork", "app.session.resume", "app.permissions.cycle")
 # App keys that belong to the main screen: a dialog or picker on top gets the key instead.
 MAIN_SCREEN_ACTIONS = {"clear_or_quit", "quit_if_empty", "toggle_tools", "toggle_thinking", "cycle_thinking",
                        "external_editor", "select_model", "cycle_model", "slash", "command_palette",
-                       "show_earlier", "page_transcript", "follow_transcript"}
+                       "show_earlier", "page_transcript", "follow_transcript", "cycle_permission_mode"}
 KEYBOARD_ANSWER_S = 1.0  # how long the terminal may take to say whether it speaks the kitty protocol
 
 
@@ -78,6 +79,8 @@ class WolliApp(App[int]):
         Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, id="app.model.cycleForward"),
         Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, id="app.model.cycleBackward"),
         Binding("ctrl+s,f1", "command_palette", "Commands", show=False, id="app.commandPalette"),
+        Binding("alt+m", "cycle_permission_mode", "Permission mode", show=False, priority=True,
+                id="app.permissions.cycle"),
         # No default keys (as in pi): keybindings.json gives them one; F21-F24 stand in until then.
         Binding("f21", "slash('/new')", show=False, id="app.session.new"),
         Binding("f22", "slash('/tree')", show=False, id="app.session.tree"),
@@ -119,6 +122,7 @@ class WolliApp(App[int]):
         self.footer_area = Vertical(id="footer-area")
         self.custom_widget: Widget | None = None
         self._last_ctrl_c = 0.0
+        self._last_escape = 0.0
         self._printed = ""  # a captured print line not yet ended
         for spec in self.themes.values():
             self.register_theme_spec(spec)
@@ -290,7 +294,15 @@ class WolliApp(App[int]):
 
     def action_interrupt(self) -> None:
         session = self.controller.session
-        if session is None or (session.is_idle() and not self.queued.display):
+        if session is None:
+            return
+        if session.is_idle() and not self.queued.display:
+            now = time.monotonic()
+            if not self.editor.text and now - self._last_escape < REWIND_WINDOW_S:
+                self._last_escape = 0.0
+                self.run_slash_command("/rewind")
+            else:
+                self._last_escape = now
             return
         restored = self.controller.abort()
         if restored:
@@ -333,6 +345,9 @@ class WolliApp(App[int]):
 
     def action_slash(self, text: str) -> None:
         self.run_slash_command(text)
+
+    def action_cycle_permission_mode(self) -> None:
+        self.run_worker(self.controller.cycle_permission_mode(), group="prompt")
 
     async def action_cycle_thinking(self) -> None:
         level = await self.controller.cycle_thinking_level()

@@ -213,6 +213,15 @@ class TuiController:
 
         return await cycle_thinking(self.session)
 
+    async def cycle_permission_mode(self) -> None:
+        from ..interactive.permission_commands import cycle_mode
+
+        await self.ready.wait()
+        if self.session is not None:
+            mode = await cycle_mode(self.session)
+            self.app.notify(f"Permission mode: {mode}", timeout=2)
+        self.app.refresh_footer()
+
     async def cycle_model(self, step: int) -> None:
         from ..interactive.model_commands import cycle_model, model_key
 

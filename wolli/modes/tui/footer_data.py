@@ -25,5 +25,6 @@ def fill_footer(data: FooterData, session: Any) -> None:
         data.session_name = session.session_manager.get_session_name()
     except Exception:
         data.session_name = None
+    data.permission_mode = session.permissions.mode
     data.cwd = session.cwd
     data.branch = git_branch(session.cwd)  # a file read: a checkout during the session shows

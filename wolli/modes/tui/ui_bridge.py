@@ -84,6 +84,14 @@ class TuiUI(NullUI):
             return None
         return await self.dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
 
+    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+        from ...permissions.prompt import PermissionAnswer
+        from .screens.permission_dialog import PermissionDialog
+
+        if signal is not None and getattr(signal, "aborted", False):
+            return PermissionAnswer.cancelled()
+        return await self.dialog(lambda: PermissionDialog(request, signal=signal))
+
     async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
         """Replace the editor with ``factory(app, theme, keybindings, done)`` until ``done(value)``."""
         loop = asyncio.get_running_loop()

@@ -2,7 +2,8 @@
 
 Two lines: ``~/project (main) · session name`` on the left and extension statuses on the
 right; then tokens in/out, cache read/write, cost, context use (warning colour past 70%,
-error colour past 90%), model and thinking level. ``set_footer`` replaces it entirely.
+error colour past 90%), model and thinking level, and the permission mode unless it is
+``default`` (with the key that cycles it). ``set_footer`` replaces it entirely.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.widgets import Static
+
+from ....config.keybindings import key_text
+from ....permissions.modes import BADGES
 
 
 def format_tokens(n: int) -> str:
@@ -62,6 +66,7 @@ class FooterData:
     context_percent: float | None = None
     model: str = "no model"
     thinking: str | None = None
+    permission_mode: str = "default"
     statuses: dict[str, str] = field(default_factory=dict)
 
 
@@ -88,6 +93,11 @@ class FooterBar(Static):
             line.append("   ")
             line.append("  ".join(text for text in d.statuses.values() if text))
         line.append("\n")
+        badge = BADGES.get(d.permission_mode, d.permission_mode)
+        if badge:
+            token = "warning" if d.permission_mode in ("yolo", "accept-edits") else "accent"
+            line.append(badge, style=self._c(token, "bold"))
+            line.append(f" ({key_text('app.permissions.cycle') or '/permissions'})  ", style=self._c("dim"))
         parts = [f"↑{format_tokens(d.tokens_in)} ↓{format_tokens(d.tokens_out)}"]
         if d.cache_read or d.cache_write:
             parts.append(f"R{format_tokens(d.cache_read)} W{format_tokens(d.cache_write)}")

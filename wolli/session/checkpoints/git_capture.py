@@ -1,0 +1,131 @@
+"""What a shell command changed in a git work tree, from ``git status`` before and after.
+
+Before the command: the work tree's dirty and untracked files (``git status``), each one's
+content kept as a blob (a file already changed before the command is not in git, so its
+content has to be kept now). After: ``git status`` again. A file is recorded when
+
+- it was clean and now is not: its content before is the index's (``git cat-file --filters``,
+  so line-ending and other filters give the bytes the file had);
+- it is new (untracked, not there before): it did not exist;
+- it was dirty or untracked and its content now differs, or it is gone, or clean again
+  (``git checkout -- file`` throwing changes away): the blob kept before.
+
+Not captured (``docs/checkpoints.md``): ignored files, files outside the work tree, and
+files that are clean before and after although their content changed (a branch switch, a
+reset: git's idea of clean moved with HEAD). Dirty files past ``limit`` bytes, or past
+:data:`MAX_FILES` of them, are not kept; the record says so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+from .blobs import BlobStore
+from .records import FileState, HashCache, capture, current
+
+MAX_FILES = 2000
+TIMEOUT_S = 20.0
+
+
+@dataclass
+class GitSnapshot:
+    top: str
+    # path (absolute) -> porcelain status (" M", "??", "A ", ...)
+    status: dict[str, str]
+    # path -> the content it had (kept in the store), for every dirty or untracked file
+    kept: dict[str, FileState] = field(default_factory=dict)
+    # why some dirty files were not kept (too many), for the record
+    note: str | None = None
+
+
+def _git(cwd: str, *args: str, binary: bool = False) -> Any:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+                          text=not binary)
+
+
+def work_tree(cwd: str) -> str | None:
+    """The top of the git work tree ``cwd`` is in, or None (no git, not a repository)."""
+    try:
+        done = _git(cwd, "rev-parse", "--show-toplevel")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = done.stdout.strip() if done.returncode == 0 else ""
+    return os.path.realpath(top) if top else None
+
+
+def status(top: str) -> dict[str, str]:
+    done = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", binary=True)
+    if done.returncode != 0:
+        raise OSError(f"git status failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    out: dict[str, str] = {}
+    for item in done.stdout.split(b"\0"):
+        if len(item) < 4:
+            continue
+        code = item[:2].decode("ascii", "replace")
+        name = os.fsdecode(item[3:])
+        out[os.path.join(top, name)] = code
+    return out
+
+
+def snapshot(store: BlobStore, cwd: str, limit: int, top: str | None = None) -> GitSnapshot | None:
+    """Before a command: the status, and the content of every dirty or untracked file."""
+    top = top or work_tree(cwd)
+    if top is None:
+        return None
+    try:
+        found = status(top)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    snap = GitSnapshot(top, found)
+    for index, path in enumerate(sorted(found)):
+        if index >= MAX_FILES:
+            snap.note = f"{len(found) - MAX_FILES} more changed files were not kept"
+            break
+        snap.kept[path] = capture(store, path, limit)
+    return snap
+
+
+def changes(store: BlobStore, before: GitSnapshot, limit: int, cache: HashCache | None = None) -> list[FileState]:
+    """After the command: each file it changed, with the content it had before."""
+    try:
+        after = status(before.top)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    out: list[FileState] = []
+    for path in sorted(set(before.status) | set(after)):
+        kept = before.kept.get(path)
+        if path not in before.status:  # clean before (or ignored)
+            if after.get(path) == "??":
+                out.append(FileState(path, None))  # new
+            else:
+                out.append(_from_index(store, before.top, path, limit))
+            continue
+        if kept is None:
+            continue  # dirty before but not kept (too many files): nothing to restore it from
+        now = current(path, cache)
+        if now.sha != kept.sha or kept.skipped:
+            out.append(kept)
+    return out
+
+
+def _from_index(store: BlobStore, top: str, path: str, limit: int) -> FileState:
+    relative = os.path.relpath(path, top)
+    try:
+        done = _git(top, "cat-file", "--filters", f":{relative}", binary=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return FileState(path, None, skipped=f"git cat-file failed ({exc})")
+    if done.returncode != 0:
+        return FileState(path, None, skipped="not in the index")
+    data: bytes = done.stdout
+    if len(data) > limit:
+        return FileState(path, None, skipped=f"larger than checkpoints.maxFileBytes ({len(data):,} bytes)")
+    mode = None
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        pass
+    return FileState(path, store.put(data), mode)
