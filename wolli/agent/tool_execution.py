@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from ..config.daemon_threads import run_blocking
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 
@@ -408,7 +409,8 @@ async def _invoke(plan: _Planned, signal: AbortSignal, emit: Emit, tool_context:
             except RuntimeError:  # loop closed under a stray thread
                 pass
 
-        value = await asyncio.to_thread(tool.execute, call.id, plan.params, signal, threadsafe_update, tool_context)
+        # A daemon thread: one stuck in the kernel is abandoned on abort, never joined at exit.
+        value = await run_blocking(tool.execute, call.id, plan.params, signal, threadsafe_update, tool_context)
         if inspect.isawaitable(value):
             value = await value
     return normalize_result(value)

@@ -113,7 +113,7 @@ def _session_folder_problem(host: AgentHost, cwd: str) -> str | None:
 
     folder = host.sessions_dir / cwd_slug(cwd)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        paths.ensure_private_dir(folder)
     except OSError as exc:
         return f"cannot create the session folder {folder}: {exc.strerror or exc}"
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -204,6 +204,7 @@ async def _start(
     except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
         raise StartupError(str(exc)) from None
     warnings += _session_load_warnings(session)
+    warnings += host.resources(session.cwd).errors  # an unreadable AGENTS.md, a skill cut short...
 
     if request.require_model:
         if session.model is None:

@@ -26,6 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..config.paths import ensure_private_dir
+from ..config.safe_files import FileTooLargeError, read_capped
+from ..config.text_safety import without_surrogates
 from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
 
@@ -36,6 +39,8 @@ except ImportError:  # pragma: no cover - Windows
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+# The largest session file that is loaded (its entries take a few times this in memory).
+SESSION_FILE_LIMIT = 512 * 1024 * 1024
 
 
 class SessionFileError(Exception):
@@ -58,8 +63,8 @@ class LoadedSession:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create a sessions folder (and parents) private to the user."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create a sessions folder (and every missing parent) private to the user."""
+    ensure_private_dir(path)
 
 
 def _lock(fd: int) -> None:
@@ -102,7 +107,11 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _encode(lines: list[str]) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+    text = "".join(line + "\n" for line in lines)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (undecodable input): the file stays UTF-8
+        return without_surrogates(text).encode("utf-8")
 
 
 def append_lines(
@@ -176,7 +185,7 @@ def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as:
         try:
             os.link(target, backup)
         except OSError:
-            backup.write_bytes(target.read_bytes())
+            backup.write_bytes(read_capped(target, SESSION_FILE_LIMIT))
             os.chmod(backup, FILE_MODE)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     fd = os.open(os.fspath(temporary), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -251,7 +260,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     entries anyway, with the header line reported like any other bad line.
     """
     try:
-        raw = Path(path).read_bytes()
+        raw = read_capped(path, SESSION_FILE_LIMIT)
+    except FileTooLargeError as exc:
+        raise SessionFileError(
+            f"session file {os.fspath(path)} is {exc.strerror}, too large to load; start a new session "
+            "(its entries stay readable in the file)"
+        ) from None
     except OSError as exc:
         raise SessionFileError(f"cannot read session file {os.fspath(path)}: {exc.strerror or exc}") from None
     if not raw.strip():

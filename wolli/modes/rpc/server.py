@@ -35,7 +35,7 @@ from ...runtime.request import StartupRequest
 from ...runtime.startup import start
 from ..event_json import event_record
 from .commands import COMMANDS, CommandError, Later, NoData
-from .framing import LineSplitter, decode_record
+from .framing import LineSplitter, OversizedRecord, decode_record
 from .output import ProtocolOutput
 from .ui import RpcUI, UiResponseError
 
@@ -233,7 +233,7 @@ class RpcServer:
             self.stop()
 
     def handle_line(self, line: bytes) -> None:
-        if not line.strip():
+        if not line.strip() and not isinstance(line, OversizedRecord):
             return  # a blank line is no command (a client's keep-alive, a stray newline)
         try:
             value = decode_record(line)

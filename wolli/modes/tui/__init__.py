@@ -28,4 +28,6 @@ def run_tui(request: StartupRequest) -> int:
         prof.dump_stats(profile)
     else:
         code = app.run()
+    if app.signal_exit_code is not None:  # ended by a signal: the shell sees 128 + its number
+        return app.signal_exit_code
     return code if isinstance(code, int) else 0
