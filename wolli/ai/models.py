@@ -23,7 +23,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
-from .auth import AuthStorage
+from ..config.safe_files import CONFIG_FILE_LIMIT, read_text_capped
+from .auth import AuthStorage, is_key_reference
+from .redact import remember_secret, url_secrets
 from .stream import known_apis, register_api, unregister_api
 from .types import THINKING_LEVELS, KnownApi, Model, ThinkingLevel
 
@@ -129,7 +131,7 @@ class ModelRegistry:
         path = self.models_path
         self._models_json_text: str | None = None
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_capped(path, CONFIG_FILE_LIMIT)
         except FileNotFoundError:
             return []
         except (OSError, UnicodeDecodeError) as exc:
@@ -227,6 +229,8 @@ class ModelRegistry:
             errors.append(f"{where}: \"id\" is required (the model name the server expects)")
             return None
         where = f"{where} ({model_id})"
+        _remember_secrets(None, raw.get("headers") if isinstance(raw.get("headers"), dict) else None,
+                          raw.get("baseUrl") if isinstance(raw.get("baseUrl"), str) else None)
         for key in sorted(set(raw) - _MODEL_KEYS):
             errors.append(f"{where}: unknown key {key!r}{_nearest(key, _MODEL_KEYS)}; ignored")
         base = models.get((cfg.name, model_id))
@@ -487,6 +491,7 @@ def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where
         if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
             raise ValueError(f"{where}: 'headers' must be an object of string values")
         cfg.headers = {str(k): v for k, v in headers.items()}
+    _remember_secrets(cfg.api_key, cfg.headers, cfg.base_url)
     models = entry.get("models", [])
     if not isinstance(models, list):
         raise ValueError(f"{where}: 'models' must be a list of model objects")
@@ -496,6 +501,17 @@ def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where
         else:
             errors.append(f"{where}.models[{position}]: expected an object with at least an \"id\"; skipped")
     return cfg
+
+
+def _remember_secrets(api_key: str | None, headers: dict[str, Any] | None, base_url: str | None) -> None:
+    """Keys, header values and URL credentials of models.json: never printed or stored
+    (:mod:`.redact`); a key given as an env name or ``!command`` is remembered once resolved."""
+    if api_key and not is_key_reference(api_key):
+        remember_secret(api_key)
+    for value in (headers or {}).values():
+        remember_secret(value)
+    for secret in url_secrets(base_url):
+        remember_secret(secret)
 
 
 def _key(name: Any) -> str:

@@ -17,7 +17,7 @@ from ..ai.abort import AbortController
 from .events import CompactionEndEvent, CompactionReason, CompactionStartEvent
 from .handlers import Dispatcher
 from .hook_events import SessionBeforeCompactEvent
-from .settings_view import compaction_settings
+from .settings_view import compaction_settings, stream_idle_timeout
 
 Emit = Callable[[Any], Any]
 
@@ -98,6 +98,7 @@ class Compactor:
                     api_key=session.services.get_api_key(model),
                     custom_instructions=custom_instructions,
                     signal=controller.signal,
+                    stream_options={"idle_timeout": stream_idle_timeout(session.settings)},
                 )
         except CompactionError as exc:
             self.breaker.record_failure()

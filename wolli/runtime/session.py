@@ -50,7 +50,7 @@ from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
 from .recovery import Recovery, drop_failed, last_assistant
 from .services import SessionServices
-from .settings_view import default_thinking_level
+from .settings_view import default_thinking_level, stream_idle_timeout
 from .system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
 
 if TYPE_CHECKING:
@@ -522,6 +522,7 @@ class AgentSession:
         self.agent.tool_execution = self.settings.get("toolExecution")
         self.agent.steering_mode = self.settings.get("steeringMode")
         self.agent.follow_up_mode = self.settings.get("followUpMode")
+        self.agent.stream_options["idle_timeout"] = stream_idle_timeout(self.settings)
 
     async def compact_for_overflow(self, failed: AssistantMessage) -> bool:
         """Compact after a context overflow; the failed answer leaves the context only when

@@ -590,7 +590,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         async with open_stream(url, headers, payload, options) as response:
             streaming = True
             builder.start()
-            events = sse_events(response)
+            events = sse_events(response, options)
             try:
                 async for sse in events:
                     if state.handle(sse):
