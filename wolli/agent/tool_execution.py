@@ -31,6 +31,7 @@ from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from ..config.daemon_threads import run_blocking
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from .result_caps import cap_tool_result
 from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 
 
@@ -290,6 +291,7 @@ class _Batch:
                 )
                 if patch.is_error is not None:
                     is_error = patch.is_error
+        result = cap_tool_result(result)  # what a tool may put in the session and the context
         if result.is_error != is_error:  # the end event and its result must agree
             result = dataclasses.replace(result, is_error=is_error)
         plan.result, plan.is_error = result, is_error
@@ -388,7 +390,7 @@ async def _invoke(plan: _Planned, signal: AbortSignal, emit: Emit, tool_context:
     def on_update(partial: Any) -> None:
         if plan.closed:
             return
-        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, normalize_result(partial))
+        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, cap_tool_result(normalize_result(partial)))
         previous = plan.updates[-1] if plan.updates else None
 
         async def deliver() -> None:
