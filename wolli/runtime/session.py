@@ -100,6 +100,8 @@ class AgentSession:
         self._extra_tools = list(options.extra_tools)
         self._recovery = Recovery(self)
         self._compactor = Compactor(self, self._dispatch)
+        # Said once the session starts (a fork made because another process writes the file).
+        self.start_notices: list[str] = []
 
         from .tool_hooks import ToolHooks
 
@@ -686,6 +688,8 @@ class AgentSession:
         await self.emit(SessionStartEvent(reason, previous_session_file))
         if self.restored_model is not None and self.agent.state.model is self.restored_model:
             await self.emit(ModelSelectEvent(self.restored_model, None, "restore"))
+        while self.start_notices:
+            await self.emit(NoticeEvent("warning", self.start_notices.pop(0)))
 
     async def close(self, reason: ShutdownReason = "quit", target_session_file: str | None = None) -> None:
         """Abort, wait until idle, emit ``session_shutdown``, drop every observer."""
@@ -696,6 +700,7 @@ class AgentSession:
         await self.wait_for_idle()
         await self.emit(SessionShutdownEvent(reason, target_session_file))
         self.closed = True
+        self.session_manager.release_writer()
         self._observers.clear()
         self._observer_snapshot = ()
 

@@ -199,9 +199,12 @@ async def _start(
     from ..session.manager import SessionLookupError
     from ..session.store import SessionFileError
 
+    _check_session_reference(request.session)
     try:
         session, _ = host.session_from_options(options)
-    except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
+    except SessionLookupError as exc:  # no session with that id: a mistake on the command line
+        raise StartupError(f"--session: {exc}", USAGE) from None
+    except (OSError, ValueError, SessionFileError) as exc:
         raise StartupError(str(exc)) from None
     warnings += _session_load_warnings(session)
     warnings += host.resources(session.cwd).errors  # an unreadable AGENTS.md, a skill cut short...
@@ -230,6 +233,19 @@ async def _start(
     host.set_active(session)
     await session.start("startup")
     return Startup(host, session, prompts, warnings, flags)
+
+
+def _check_session_reference(ref: str | None) -> None:
+    """``--session`` naming a file that is not there is a mistake (a typo, the wrong
+    folder), not a request for a new session: say so, and create nothing."""
+    if not ref or os.path.exists(os.path.expanduser(ref)):
+        return
+    if ref.endswith(".jsonl") or os.sep in ref or (os.altsep and os.altsep in ref):
+        raise StartupError(
+            f"--session {ref}: no such session file. Give an existing session file or id "
+            "(wolli -r lists them), or leave --session out to start a new session",
+            USAGE,
+        )
 
 
 def _settings_paths(value: Any) -> list[str]:

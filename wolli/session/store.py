@@ -60,6 +60,12 @@ class LoadedSession:
     skipped_parents: dict[str, str | None] = field(default_factory=dict)
     # The format version the file was in when it had to be upgraded (pi's v1/v2), else None.
     migrated_from: int | None = None
+    # The header line was missing or unreadable and a new one was made (the manager saves
+    # the file with it, keeping the original beside it).
+    header_rebuilt: bool = False
+    # Ids of entries whose parent was nowhere in the file, now hung on the entry before them
+    # (an export marks the gap there).
+    dangling: set[str] = field(default_factory=set)
 
 
 def ensure_dir(path: Path) -> None:
@@ -274,11 +280,18 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     try:
         header = parse_header(header_line)
     except SessionFileError as exc:
-        if require_header:
-            raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
         result = LoadedSession(header=None)
         with gc_paused():
             _load_entries(raw, 0, 1, result)  # the "header" line is reported as a bad entry
+        if not require_header:
+            return result
+        if not result.entries:  # no entry either: this is not a session file at all
+            raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
+        # Entries without their header (the first line lost or damaged): keep them all
+        # under a new header rather than refusing the conversation.
+        result.header = _rebuilt_header(path, result.entries)
+        result.header_rebuilt = True
+        result.errors.insert(0, f"line {number - 1}: no session header ({exc}); made a new one")
         return result
     result = LoadedSession(header=header)
     with gc_paused():
@@ -290,6 +303,20 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
             result.migrated_from = version
         _load_entries(raw, pos, number, result)
     return result
+
+
+def _rebuilt_header(path: str | os.PathLike[str], entries: list[Any]) -> SessionHeader:
+    """A header for entries whose own was lost: the id from the file name when it has one
+    (``<time>_<uuid>.jsonl``), the time of the first entry, the current folder."""
+    import uuid
+
+    stem = Path(path).name.removesuffix(".jsonl")
+    _, _, tail = stem.partition("_")
+    try:
+        session_id = str(uuid.UUID(tail))
+    except ValueError:
+        session_id = str(uuid.uuid4())
+    return SessionHeader(id=session_id, cwd=os.getcwd(), timestamp=entries[0].timestamp)
 
 
 def _header_line(raw: bytes) -> tuple[bytes, int, int]:
@@ -339,6 +366,9 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
                     duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
                     result.bad_lines.append(number)
                 else:
+                    parent = entry.parent_id
+                    if parent is not None and parent not in seen and parent not in result.skipped_parents:
+                        _attach_dangling(entry, entries, number, result)
                     seen.add(entry.id)
                     entries.append(entry)
         pos, number = end + 1, number + 1
@@ -366,6 +396,19 @@ def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
     for index, data in objects:
         lines[index] = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return b"\n".join(lines)
+
+
+def _attach_dangling(entry: Any, before: list[Any], number: int, result: LoadedSession) -> None:
+    """An entry whose parent is nowhere in the file (lost with a damaged part, or written by
+    a tool that got it wrong) hangs on the entry before it: the history up to it stays one
+    branch instead of being cut off there."""
+    previous = before[-1].id if before else None
+    result.errors.append(
+        f"line {number}: entry {entry.id} names a parent {entry.parent_id} that is not in the file; "
+        + (f"attached it to the entry before it ({previous})" if previous else "made it the first entry")
+    )
+    result.dangling.add(entry.id)
+    entry.parent_id = previous
 
 
 def _reattach_orphans(result: LoadedSession) -> None:
