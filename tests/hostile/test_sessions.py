@@ -141,3 +141,70 @@ def test_every_missing_models_json_field_is_named(hostile):
     assert result.returncode == 0, result.output
     line = next(line for line in result.stderr.splitlines() if "providers.bare" in line)
     assert '"id"' in line and '"api"' in line and '"baseUrl"' in line
+
+
+# ---------------------------------------------------------------------------- history > window
+
+WINDOW = 32_000  # the test model's context window (tests/support/openai_chat.write_models_json)
+SUMMARY_SYSTEM = "You write the working memory of a coding session"
+
+
+def write_huge_history(project: Project, times: int) -> None:
+    """A session as a 1M-token model left it: ``times`` windows of this model's history."""
+    from wolli.ai.types import AssistantMessage, TextContent, Usage, UserMessage
+    from wolli.session.manager import SessionManager
+
+    manager = SessionManager.create(str(project.root), project.home / "agents" / "default" / "sessions")
+    manager.append_model_change("local", "local-model")
+    turn_chars = 12_000
+    turns = times * WINDOW * 4 // (2 * turn_chars)
+    for turn in range(turns):
+        manager.append_message(UserMessage(content=f"question {turn}: " + "q" * turn_chars))
+        manager.append_message(AssistantMessage(
+            content=[TextContent(text=f"answer {turn}: " + "a" * turn_chars)], api="openai-completions",
+            provider="local", model="local-model", stop_reason="stop",
+            usage=Usage(input=(turn + 1) * 6000, output=3000, total_tokens=(turn + 1) * 6000 + 3000)))
+
+
+class StrictServer:
+    """Answers like a real server with a ``WINDOW``-token context: an over-long request gets
+    the provider's overflow error, a summary request a summary, anything else an answer."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.summaries = 0
+        self.answers = 0
+
+    def __call__(self, request):
+        from tests.support.loopback import json_reply
+
+        tokens = len(request.body) // 4
+        self.sizes.append(tokens)
+        if tokens > WINDOW:
+            return json_reply(400, {"error": {"message": f"This model's maximum context length is {WINDOW} tokens. "
+                                                         f"However, your messages resulted in {tokens} tokens.",
+                                              "code": "context_length_exceeded"}})
+        system = request.json["messages"][0]["content"]
+        if isinstance(system, str) and system.startswith(SUMMARY_SYSTEM):
+            self.summaries += 1
+            return text_answer(f"## Goal\nsummary {self.summaries}")
+        self.answers += 1
+        return text_answer(f"answer number {self.answers}")
+
+
+def test_a_history_fifteen_times_the_window_answers_on_continue_and_again(hostile):
+    write_huge_history(hostile, 15)
+    server = StrictServer()
+    hostile.server.push(*([server] * 200))
+    result = hostile.run(*MODEL, "-p", "-c", "what next?", seconds=120)
+    assert_bounded(result, seconds=120)
+    assert result.returncode == 0, result.output[-3000:]
+    assert "answer number 1" in result.stdout
+    assert server.summaries >= 15  # summarised in pieces, each fitting the window
+    assert max(server.sizes) <= WINDOW, server.sizes  # compacted before the first request: none too long
+    compactions = [e for e in hostile.entries() if e.get("type") == "compaction"]
+    assert len(compactions) == 1
+    again = hostile.run(*MODEL, "-p", "-c", "and then?", seconds=60)
+    assert again.returncode == 0, again.output[-3000:]
+    assert "answer number 2" in again.stdout
+    assert all(size <= WINDOW for size in server.sizes[-2:])

@@ -469,6 +469,7 @@ class AgentSession:
                         self._report_handler_error("before_agent_start", "before_agent_start", str(exc))
                 if decision.system_prompt is not None:  # this run only
                     self.agent.set_system_prompt(decision.system_prompt)
+            await self._compact_if_full()
             await self._attempt(lambda: self.agent.prompt(messages))
             await self._after_run()
         finally:
@@ -525,6 +526,17 @@ class AgentSession:
         self.agent.steering_mode = self.settings.get("steeringMode")
         self.agent.follow_up_mode = self.settings.get("followUpMode")
         self.agent.stream_options["idle_timeout"] = stream_idle_timeout(self.settings)
+
+    async def _compact_if_full(self) -> None:
+        """Compact before a prompt when the context is already past the threshold: a session
+        resumed with a model whose window is smaller than its history would otherwise send
+        one request certain to be refused first."""
+        if not self._aborted and self._compactor.due():
+            self.set_run_state("compacting")
+            try:
+                await self._compactor.compact("threshold")
+            finally:
+                self.set_run_state("running")
 
     async def compact_for_overflow(self, failed: AssistantMessage) -> bool:
         """Compact after a context overflow; the failed answer leaves the context only when
