@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ..ai.types import AssistantMessage
+from ..config.text_safety import terminal_safe
 from ..runtime.request import PROMPT_INPUT_LIMIT
 from ..runtime.startup import Startup, StartupError, StartupRequest, start
 from .signal_exit import SignalRoute
@@ -78,7 +79,7 @@ class HeadlessRun:
             self.request, observers=[self._watch, *self.observers], before_start=self.before_start
         )
         for warning in self.startup.warnings:
-            print(f"wolli: {warning}", file=sys.stderr)
+            say(warning)
         session = self.startup.session
         self.interrupt = Interrupt(session.abort)
         try:
@@ -132,9 +133,18 @@ def decode_input(data: bytes, what: str) -> str:
 
 
 def _note(text: str) -> None:
+    say(text)
+
+
+def say(text: str, stream: Any = None) -> None:
+    """One ``wolli: ...`` line on stderr. On a terminal the text is made terminal-safe first:
+    it may quote a server, a file name or a model, whose escape sequences must not act."""
+    out = stream or sys.stderr
     try:
-        print(f"wolli: {text}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
+        if out.isatty():
+            text = terminal_safe(text)
+        print(f"wolli: {text}", file=out, flush=True)
+    except (OSError, ValueError, AttributeError):
         pass
 
 
@@ -146,8 +156,8 @@ def run_sync(main: Any) -> int:
         return asyncio.run(main)
     except StartupError as exc:
         for warning in exc.warnings:
-            print(f"wolli: {warning}", file=sys.stderr)
-        print(f"wolli: {exc}", file=sys.stderr)
+            say(warning)
+        say(str(exc))
         return exc.exit_code
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("wolli: interrupted", file=sys.stderr)

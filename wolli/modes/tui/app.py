@@ -77,6 +77,9 @@ class WolliApp(App[int]):
                  themes_dirs: list[Path] | None = None, theme_name: str = "dark",
                  hide_thinking: bool = False) -> None:
         super().__init__()
+        from .terminal_guard import install
+
+        install()  # no control character in any drawn text reaches the terminal
         self.request = request
         self.ui = TuiUI(self)
         self.front = TuiFront(self)
