@@ -3,8 +3,9 @@
 Every hostile case runs the command the way a user would, in its own process, with
 ``RLIMIT_AS`` (address space) and ``RLIMIT_CPU`` set before it starts, and a wall-clock
 deadline after which the harness kills it. The result tells whether it ended by itself in
-time, its exit status, what it printed, and its peak resident memory (``wait4``'s rusage of
-that one child, not the cumulative figure of every child the test process ever had).
+time, its exit status, what it printed, and its peak resident memory: ``VmHWM`` of the
+process itself, sampled while it runs (``wait4``'s ``ru_maxrss`` would also count the
+forked copy of the test process before ``exec``, which holds the test's own data).
 """
 
 from __future__ import annotations
@@ -87,11 +88,23 @@ class Running:
         self._err.seek(0)
         return self._err.read().decode("utf-8", "replace")
 
+    def _high_water_kb(self) -> int | None:
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            return None
+        return None
+
     def finish(self, seconds: float | None = None) -> Finished:
         deadline = self.started + (seconds if seconds is not None else self.seconds)
         status: int | None = None
         usage = None
+        high_water = 0
         while True:
+            high_water = max(high_water, self._high_water_kb() or 0)
             pid, raw, usage = os.wait4(self.proc.pid, os.WNOHANG)
             if pid:
                 status = os.waitstatus_to_exitcode(raw)
@@ -122,7 +135,7 @@ class Running:
             stdout=self._out.read().decode("utf-8", "replace"),
             stderr=self._err.read().decode("utf-8", "replace"),
             seconds=elapsed,
-            max_rss_mb=(usage.ru_maxrss / 1024) if usage is not None else 0.0,
+            max_rss_mb=(high_water or (usage.ru_maxrss if usage is not None else 0)) / 1024,
             timed_out=timed_out,
         )
         self._out.close()

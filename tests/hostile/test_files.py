@@ -150,3 +150,15 @@ def test_an_auth_json_readable_by_others_is_reported_and_tightened(hostile):
     assert result.returncode == 0, result.output
     assert f"{auth} was readable by others (mode 0644); its mode is now 0600" in result.stderr
     assert auth.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_rpc_line_that_never_ends_is_skipped_in_bounded_memory(hostile):
+    """A client writing 200 MB without a newline, then a real command: answered in order."""
+    junk = b"x" * (200 * 1024 * 1024)
+    stdin = junk + b'\n{"type": "get_state", "id": "after"}\n'
+    result = hostile.run("--mode", "rpc", *MODEL, stdin=stdin, seconds=60, memory_mb=MEMORY_MB)
+    assert_bounded(result, seconds=60, memory_mb=MEMORY_MB)
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    responses = [r for r in records if r.get("type") == "response"]
+    assert responses[0]["success"] is False and "longer than 64 MB; it was skipped" in responses[0]["error"]
+    assert responses[1]["id"] == "after" and responses[1]["success"] is True

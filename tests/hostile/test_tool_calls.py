@@ -116,3 +116,24 @@ def test_an_extension_tool_returning_far_too_much_is_capped(hostile):
     assert hostile.sessions()[0].stat().st_size < 2 * 1024 * 1024
     sent = hostile.server.requests[1].body
     assert len(sent) < 2 * 1024 * 1024
+
+
+def test_an_image_that_claims_too_many_pixels_is_refused_not_decoded(hostile):
+    """A decompression bomb: a small PNG whose header claims 12000x12000 pixels."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    side = 12_000
+    rows = zlib.compressobj(9)
+    packed = b"".join(rows.compress(b"\0" * (side + 1)) for _ in range(side)) + rows.flush()
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
+           + chunk(b"IDAT", packed) + chunk(b"IEND", b""))
+    (hostile.root / "bomb.png").write_bytes(png)
+    call_then_answer(hostile, "read", {"path": "bomb.png"}, memory_mb=500)
+    result = results(hostile)[0]
+    assert result["isError"] is True
+    assert "The image is 12000x12000 pixels, more than the 50 megapixels Wolli decodes to shrink it." \
+        in text(result)

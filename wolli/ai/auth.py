@@ -92,12 +92,18 @@ def _run_key_command(command: str, what: str, timeout: float) -> str:
     except OSError as exc:
         raise AuthError(f"{what}: could not start the key command `{command}`: {exc}") from exc
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = _bounded_output(proc, timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise AuthError(
             f"{what}: the key command `{command}` did not finish within {timeout:g}s; "
             "check that it runs without prompting"
+        ) from None
+    except _TooMuchOutput:
+        _kill_group(proc)
+        raise AuthError(
+            f"{what}: the key command `{command}` printed more than {KEY_OUTPUT_LIMIT // 1024} KB; "
+            "a key command prints the key and nothing else"
         ) from None
     if proc.returncode != 0:
         detail = (err or "").strip().splitlines()
@@ -109,6 +115,51 @@ def _run_key_command(command: str, what: str, timeout: float) -> str:
     with _command_lock:
         _command_cache[command] = key
     return key
+
+
+# A key command prints a key: anything near this much is a mistake (``yes``, a whole file).
+KEY_OUTPUT_LIMIT = 64 * 1024
+
+
+class _TooMuchOutput(Exception):
+    pass
+
+
+def _bounded_output(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """stdout and stderr of ``proc`` within ``timeout``, each at most ``KEY_OUTPUT_LIMIT``
+    characters (``communicate`` would hold whatever the command prints)."""
+    import time
+
+    streams = {"out": proc.stdout, "err": proc.stderr}
+    chunks: dict[str, list[str]] = {"out": [], "err": []}
+    sizes = {"out": 0, "err": 0}
+
+    def drain(name: str) -> None:
+        stream = streams[name]
+        assert stream is not None
+        while True:
+            piece = stream.read(4096)
+            if not piece:
+                return
+            chunks[name].append(piece)
+            sizes[name] += len(piece)
+            if sizes[name] > KEY_OUTPUT_LIMIT:
+                return  # enough: the command is killed, not read to its end
+
+    readers = [threading.Thread(target=drain, args=(name,), daemon=True) for name in streams]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    while any(reader.is_alive() for reader in readers):
+        if sizes["out"] > KEY_OUTPUT_LIMIT or sizes["err"] > KEY_OUTPUT_LIMIT:
+            raise _TooMuchOutput()
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        readers[0].join(0.01)
+    if sizes["out"] > KEY_OUTPUT_LIMIT or sizes["err"] > KEY_OUTPUT_LIMIT:
+        raise _TooMuchOutput()
+    proc.wait(max(0.0, deadline - time.monotonic()))
+    return "".join(chunks["out"]), "".join(chunks["err"])
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
