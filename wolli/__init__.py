@@ -7,9 +7,14 @@ nothing: extensions import from here in every mode, including the headless ones.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .__about__ import __version__
+
+if TYPE_CHECKING:  # what the type checker sees behind the lazy names below
+    from .extensions.api import ExtensionAPI as ExtensionAPI
+    from .extensions.context import ExtensionUI as ExtensionUI
+    from .runtime.host import ExtensionContext as ExtensionContext
 
 # The extension author's surface (CHECKLIST.md "Module-level names"), plus the types a
 # custom tool is written with. Runtime internals (Agent, AgentHost, AgentSession,
@@ -17,6 +22,8 @@ from .__about__ import __version__
 _EXPORTS: dict[str, str] = {
     "define_hook": "wolli.extensions.hooks",
     "ExtensionAPI": "wolli.extensions.api",
+    "ExtensionContext": "wolli.runtime.host",
+    "ExtensionUI": "wolli.extensions.context",
     "is_tool_call_event_type": "wolli.runtime.hook_events",
     "is_bash_tool_result": "wolli.runtime.hook_events",
     "with_file_mutation_queue": "wolli.tools.mutation_queue",

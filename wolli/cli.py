@@ -2,7 +2,9 @@
 
 Parsing is hand-written (not argparse) because unknown ``--flags`` must survive for
 extensions, which register their flags only after they load: ``--name=value`` keeps the
-value, a bare ``--name`` is ``True``. Nothing heavy is imported before a mode runs, so
+value, a bare ``--name`` is ``True`` and remembers the word after it, which becomes the
+flag's value once an extension says the flag takes a string (``--level high``); until then
+that word is also a message. Nothing heavy is imported before a mode runs, so
 ``wolli --version`` stays instant.
 """
 
@@ -12,13 +14,14 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
+    from .extensions.context import ExtensionMode
     from .runtime.request import StartupRequest
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
 
 Modes:
-  (default)                 full-screen TUI (not available in this version yet)
+  (default)                 the full-screen TUI
   -p, --print               answer once and print the final text
   --plain                   line mode: an inline prompt, answers in the terminal's scrollback
                             (also when the full-screen app cannot run, e.g. TERM=dumb)
@@ -55,8 +58,9 @@ Agent:
   -h, --help                this help
 
 @file attaches a file to the first message (images as images, a folder as a listing).
-Piped stdin joins the prompt in print mode. Options registered by extensions are
-accepted once the extension is loaded; any other unknown option is an error.
+Piped stdin joins the prompt in print mode. Options registered by extensions (listed below
+when there are any) take --name value or --name=value, and --name / --no-name when they
+are on/off switches; any other unknown option is an error.
 """
 
 
@@ -68,7 +72,7 @@ class CliArgs:
     """Parsed options (a plain class: importing dataclasses would cost ~10 ms at start-up)."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None
+        self.mode: ExtensionMode | None = None  # checked against MODES once parsed
         self.print_ = False
         self.plain = False
         self.agent: str | None = None
@@ -96,6 +100,9 @@ class CliArgs:
         self.no_extensions = False
         # ``--name[=value]`` options not known here: extension flags (or typos, reported later).
         self.unknown_options: dict[str, str | bool] = {}
+        # A bare ``--name`` followed by a word: where that word went ("messages" or "files",
+        # its index), so it becomes the value if the extension's flag takes a string.
+        self.option_followers: dict[str, tuple[str, int]] = {}
 
 
 _VALUE_FLAGS = {
@@ -182,6 +189,11 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.export = values
         elif name.startswith("--") and len(name) > 2:
             args.unknown_options[name[2:]] = inline if eq else True
+            args.option_followers.pop(name[2:], None)
+            if not eq and i < len(argv) and not only_positional and (not argv[i].startswith("-") or argv[i] == "-"):
+                follower = argv[i]
+                kind = "files" if follower.startswith("@") and len(follower) > 1 else "messages"
+                args.option_followers[name[2:]] = (kind, len(getattr(args, kind)))
         else:
             import difflib
 
@@ -195,7 +207,7 @@ def parse_args(argv: list[str]) -> CliArgs:
     return args
 
 
-def startup_request(args: CliArgs, mode: str) -> StartupRequest:
+def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
     """What the command line asks the runtime for (the one start-up path of every mode)."""
     import os
 
@@ -231,6 +243,7 @@ def startup_request(args: CliArgs, mode: str) -> StartupRequest:
         messages=[_text_argument(m) for m in args.messages],
         stdin_text=stdin_text,
         unknown_options=dict(args.unknown_options),
+        option_followers=dict(args.option_followers),
         known_options=list(KNOWN_OPTIONS),
         extension_paths=list(args.extensions),
         no_extensions=args.no_extensions,
@@ -265,6 +278,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.help:
         print(HELP, end="")
+        if not args.no_extensions:
+            from .modes.commands import extension_options_help
+
+            extra = extension_options_help(args)  # loads the extensions (only when there are any)
+            if extra:
+                print("\n" + extra, end="")
         return 0
     if args.list_models is not None:
         from .modes.commands import list_models
@@ -274,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         from .modes.commands import export_session
 
         return export_session(args)
-    mode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
+    mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
     if args.resume and not args.session and mode != "plain" and (

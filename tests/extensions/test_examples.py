@@ -149,7 +149,7 @@ async def test_plan_mode_flag_and_toggle(tmp_path) -> None:
         assert "PLAN MODE" in h.requests[-1].system_prompt
         await h.command("plan")
         assert "bash" in h.session.active_tool_names and h.ui.statuses["plan"] is None
-        assert "ctrl+alt+p" in h.host.extensions.registry.shortcuts
+        assert "alt+ctrl+p" in h.host.extensions.registry.shortcuts  # Ctrl+Alt+P, in the one key language
 
 
 async def test_echo_provider(tmp_path) -> None:

@@ -120,3 +120,66 @@ def test_an_extension_written_for_the_tui_runs_headless_on_inert_answers(
     assert seen["set_theme"]["success"] is False and seen["styled"] == "x"
     assert seen["expanded"] is False and seen["editor"] is None
     assert seen["infos"] == [["tui_only", ["session_start"], []]]
+
+
+TOUR = textwrap.dedent("""
+    def extension(wolli):
+        wolli.register_flag("tour-level", description="how deep the tour goes", type="string", default="low")
+        wolli.register_flag("plan", description="start in plan mode", type="boolean", default=True)
+
+        def tour(tool_call_id, params, signal, on_update, ctx):
+            return f"level={wolli.get_flag('tour-level')} plan={wolli.get_flag('plan')}"
+
+        wolli.register_tool({"name": "tour", "description": "Report the flags", "execute": tour})
+""")
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--tour-level", "high"], "level=high plan=True"),
+    (["--tour-level=high"], "level=high plan=True"),
+    (["--tour-level", "@deep"], "level=@deep plan=True"),  # a value may look like an @file
+    (["--no-plan"], "level=low plan=False"),
+    (["--plan=no", "--tour-level", "mid"], "level=mid plan=False"),
+    (["--plan", "--tour-level", "x"], "level=x plan=True"),
+])
+def test_extension_flags_as_people_type_them(project, loopback, local_model, tmp_path, flags, expected):
+    ext = tmp_path / "tour.py"
+    ext.write_text(TOUR)
+    loopback.push(tool_call_answer("tour", {}), text_answer("toured"))
+    result = wolli(["-p", *MODEL, "-e", str(ext), *flags, "take the tour"], project)
+    assert (result.returncode, result.stdout) == (0, "toured\n"), result.stderr
+    sent = loopback.requests[0].json["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == ["take the tour"]  # the value is no prompt
+    assert expected in json.dumps(loopback.requests[1].json["messages"][-1])
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--tour-level"], "--tour-level needs a value: --tour-level VALUE or --tour-level=VALUE"),
+    (["--plan=maybe"], "--plan is on or off"),
+    (["--no-plan=yes"], "--no-plan takes no value"),
+    (["--tour-levle=x"], "unknown option --tour-levle; did you mean --tour-level?"),
+])
+def test_a_flag_used_wrongly_is_a_usage_error(project, loopback, local_model, tmp_path, flags, said):
+    ext = tmp_path / "tour.py"
+    ext.write_text(TOUR)
+    result = wolli(["-p", *MODEL, "-e", str(ext), "hi", *flags], project)
+    assert result.returncode == 2 and f"wolli: {said}" in result.stderr, result.stderr
+    assert loopback.requests == []
+
+
+def test_help_lists_extension_flags_under_their_extension(project, tmp_path, wolli_home):
+    ext = tmp_path / "tour.py"
+    ext.write_text(TOUR)
+    folder = wolli_home / "agents" / "default" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "stamp.py").write_text(STAMP)
+    result = wolli(["--help", "-e", str(ext)], project)
+    assert result.returncode == 0, result.stderr
+    help_text = result.stdout
+    assert "usage: wolli" in help_text and "not available in this version" not in help_text
+    extension_part = help_text[help_text.index("Extension options:"):]
+    assert f"  tour ({ext})" in extension_part and f"  stamp ({folder / 'stamp.py'})" in extension_part
+    assert "--tour-level VALUE" in extension_part and "how deep the tour goes (default: low)" in extension_part
+    assert "--plan, --no-plan" in extension_part and "--stamp VALUE" in extension_part
+    plain = wolli(["--help", "--no-extensions"], project)
+    assert "Extension options:" not in plain.stdout

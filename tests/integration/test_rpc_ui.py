@@ -141,3 +141,45 @@ def test_a_dialog_asked_from_a_sync_tool_in_a_worker_thread(project, probe, loop
         client.wait_for("agent_settled")
     assert [r["title"] for r in asked] == ["From a thread?"]
     assert "thread confirmed=True" in str(end["result"])
+
+
+def test_the_documented_extensions_work_over_rpc(project, tmp_path, wolli_home, loopback):
+    from tests.tui.test_docs_extensions import doc_extensions
+
+    write_models(wolli_home, loopback.url + "/v1")
+    args = [*MODEL]
+    for path in doc_extensions(tmp_path):
+        args += ["-e", path]
+    with start_client(project, *args, on_ui_request=lambda request: LATER) as client:
+        client.request({"type": "prompt", "message": "/paint blue"})
+        seen = list(client.events(lambda e: e.get("type") == "extension_ui_request" and e.get("method") == "notify"))
+        assert seen[-1]["message"] == "painting it blue"
+        client.request({"type": "prompt", "message": "/ship"})  # custom() is None over RPC
+        seen += client.events(lambda e: e.get("type") == "extension_ui_request" and e.get("method") == "setWidget")
+        assert seen[-1]["widgetKey"] == "ship" and seen[-1]["widgetLines"] == ["ship: no"]
+        seen += client.drain()
+        assert [e for e in seen if e.get("type") == "extension_error"] == []
+        assert client.close() == 0
+
+
+def test_reload_clears_the_statuses_and_widgets_the_old_versions_set(project, tmp_path, wolli_home, loopback):
+    write_models(wolli_home, loopback.url + "/v1")
+    ext = tmp_path / "shows.py"
+    ext.write_text(
+        "def extension(wolli):\n"
+        "    def show(args, ctx):\n"
+        "        ctx.ui.set_status('old', 'from the old version')\n"
+        "        ctx.ui.set_widget('old', ['a line'])\n"
+        "    wolli.register_command('show', handler=show)\n"
+        "    async def again(args, ctx):\n"
+        "        await wolli.reload()\n"
+        "    wolli.register_command('again', handler=again)\n")
+    with start_client(project, *MODEL, "-e", str(ext), on_ui_request=lambda request: LATER) as client:
+        client.request({"type": "prompt", "message": "/show"})
+        client.wait_for(lambda e: e.get("method") == "setWidget")
+        client.request({"type": "prompt", "message": "/again"})
+        cleared = list(client.events(lambda e: e.get("method") == "setWidget" and e.get("widgetLines") is None))
+        status = [e for e in cleared if e.get("method") == "setStatus"]
+        assert status and status[-1]["statusKey"] == "old" and status[-1].get("statusText") is None
+        assert cleared[-1]["widgetKey"] == "old"
+        assert client.close() == 0

@@ -38,6 +38,8 @@ async def test_model_is_a_numbered_list(line, faux, wolli_home):
     term.type("2\r")
     await term.wait_for("Model: faux/faux-2")
     assert term.repl.session.model.id == "faux-2"
+    await term.wait_idle_prompt()
+    assert term.text.count("Model: faux/faux-2") == 1  # the event's line, not the command's as well
 
 
 async def test_resume_lists_sessions_and_shows_the_one_opened(line, faux):

@@ -14,9 +14,9 @@ async def ready(app: Any) -> None:
 
 
 @asynccontextmanager
-async def running(app: Any, size: tuple[int, int] = (80, 24)) -> AsyncIterator[Any]:
-    """The app under Pilot, once its session is up."""
-    async with app.run_test(size=size) as pilot:
+async def running(app: Any, size: tuple[int, int] = (80, 24), *, notifications: bool = False) -> AsyncIterator[Any]:
+    """The app under Pilot, once its session is up (``notifications``: toasts are drawn)."""
+    async with app.run_test(size=size, notifications=notifications) as pilot:
         await ready(app)
         yield pilot
 

@@ -150,8 +150,8 @@ async def test_an_extension_shortcut_fires_with_ctx(make_app, tmp_path):
         await wait_until(lambda: [n.message for n in app._notifications] == ["shortcut tui"], 5, "the notice")
         from wolli.modes.tui.widgets.simple_messages import NoticeView
 
-        notices = [str(n.render()) for n in app.query(NoticeView)]
-        assert any("shortcut ctrl+o is already app.tools.expand" in n for n in notices)
+        await wait_until(lambda: any("shortcut Ctrl+O is already app.tools.expand" in str(n.render())
+                                     for n in app.query(NoticeView)), 5, "the clash notice")
         await pilot.press("ctrl+o")
         assert app.tools_expanded  # the built-in key won
 

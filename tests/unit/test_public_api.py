@@ -16,7 +16,7 @@ AUTHOR_SURFACE = {
     "create_host_environment", "create_read_tool", "create_write_tool", "create_edit_tool",
     "create_bash_tool", "create_grep_tool", "create_find_tool", "create_ls_tool",
     "ExtensionAPI", "ExtensionContext", "define_hook", "key_hint", "key_text", "raw_key_hint",
-    "highlight_code", "get_language_from_path", "CustomEditor",
+    "highlight_code", "get_language_from_path", "CustomEditor", "ExtensionUI",
 }
 TOOL_TYPES = {"ToolDefinition", "ToolResult", "TruncationResult", "Environment", "ExecOptions", "ExecResult"}
 
@@ -51,3 +51,27 @@ def test_event_type_guards():
     assert not wolli.is_tool_call_event_type("read", call)
     result = ToolResultEvent("bash", "c1", {}, [], None, False)
     assert wolli.is_bash_tool_result(result) and not wolli.is_bash_tool_result(call)
+
+
+def test_the_extension_context_is_typed():
+    from typing import get_args, get_type_hints
+
+    from wolli.runtime.handle import SessionHandle
+
+    hints = get_type_hints(wolli.ExtensionContext)
+    assert hints["session"] is SessionHandle and hints["ui"] is wolli.ExtensionUI
+    assert set(get_args(hints["mode"])) == {"tui", "plain", "rpc", "json", "print"}
+
+
+def test_every_ui_offers_the_documented_surface():
+    """``ExtensionUI`` lists what docs/extensions.md documents; each mode's ``ctx.ui`` has it."""
+    from wolli.extensions.ui import NullUI
+    from wolli.modes.line.ui import LineUI
+    from wolli.modes.rpc.ui import RpcUI
+    from wolli.modes.tui.ui_bridge import TuiUI
+    from wolli.testing import ScriptedUI
+
+    members = {name for name in dir(wolli.ExtensionUI) if not name.startswith("_")}
+    assert {"select", "confirm", "input", "editor", "notify", "set_widget", "set_footer", "theme"} <= members
+    for ui in (NullUI, LineUI, RpcUI, TuiUI, ScriptedUI):
+        assert members <= set(dir(ui)), (ui.__name__, members - set(dir(ui)))

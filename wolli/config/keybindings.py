@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from .errors import config_error, json_syntax_error, locate
+from .keys import KeySpecError, canonical, event_canonical, parse_key
 from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 # The app's actions by pi's ids, with their default keys (DESIGN.md §6). A keybindings.json
@@ -34,6 +35,9 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "app.editor.external": ("ctrl+g",),
     "app.clipboard.pasteImage": ("ctrl+v",),
     "app.transcript.earlier": ("ctrl+home",),
+    "app.transcript.pageUp": ("pageup",),
+    "app.transcript.pageDown": ("pagedown",),
+    "app.transcript.end": ("ctrl+end",),
     "app.commandPalette": ("ctrl+s", "f1"),
     # Unbound until keybindings.json gives them keys (as in pi).
     "app.session.new": (),
@@ -57,6 +61,8 @@ ALIASES: dict[str, str] = {
     "selectCancel": "tui.select.cancel", "cycleModelBackward": "app.model.cycleBackward",
     "commandPalette": "app.commandPalette", "newSession": "app.session.new", "tree": "app.session.tree",
     "fork": "app.session.fork", "resume": "app.session.resume", "pasteImage": "app.clipboard.pasteImage",
+    "pageUp": "app.transcript.pageUp", "pageDown": "app.transcript.pageDown", "transcriptEnd": "app.transcript.end",
+    "transcriptTop": "app.transcript.earlier",
 }
 
 # Everything a user may name in keybindings.json (some short names are for keys to come).
@@ -69,7 +75,7 @@ ACTIONS: tuple[str, ...] = (
     "deleteCharBackward", "deleteCharForward", "deleteWordBackward", "deleteWordForward",
     "deleteToLineStart", "deleteToLineEnd", "pageUp", "pageDown", "selectUp", "selectDown",
     "selectConfirm", "selectCancel",
-    "cycleModelBackward", "commandPalette",
+    "cycleModelBackward", "commandPalette", "transcriptEnd", "transcriptTop",
 )
 
 
@@ -109,14 +115,17 @@ class KeybindingsManager:
 
     def matches(self, key: str, action: str) -> bool:
         """Whether a pressed ``key`` (Textual's name, e.g. ``"ctrl+o"``) triggers ``action``."""
-        return key in self.keys(action)
+        return event_canonical(key) in self.keys(action)
 
     def text(self, action: str) -> str:
         return key_text(action)
 
 
 def _shown(key: str) -> str:
-    return "+".join(part.capitalize() if len(part) > 1 else part.upper() for part in key.split("+"))
+    try:
+        return parse_key(key).shown()
+    except KeySpecError:
+        return key
 
 
 def key_text(keybinding: str) -> str:
@@ -169,5 +178,13 @@ def load_keybindings(path: Path) -> tuple[dict[str, list[str]], list[str]]:
             errors.append(config_error(path, f"expected a key or a list of keys, got {json.dumps(value)}",
                                        line=line, field=shown, hint="keeping the default for it"))
             continue
-        bindings[action] = [k.strip().lower() for k in keys]
+        parsed: list[str] = []
+        for key in keys:
+            try:  # one spelling for every key (keys.py): "ctrl+alt+p" is the "alt+ctrl+p" the app sees
+                parsed.append(canonical(key))
+            except KeySpecError as exc:
+                errors.append(config_error(path, str(exc), line=line, field=shown, hint="keeping the default for it"))
+                break
+        else:
+            bindings[action] = parsed
     return bindings, errors

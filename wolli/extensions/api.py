@@ -120,8 +120,26 @@ class ExtensionAPI:
         return self._registry.add_command(self._record, command)
 
     def register_shortcut(self, key: str, *, handler: Callable[..., Any], description: str = "") -> None:
-        """A key binding for the TUI: ``handler(ctx)`` runs when ``key`` is pressed."""
-        self._registry.add_shortcut(self._record, Shortcut(str(key).lower(), handler, description, self._record.name))
+        """A key for the TUI and the line mode: ``handler(ctx)`` runs when ``key`` is pressed.
+
+        ``key`` is parsed by :mod:`wolli.config.keys` (``ctrl+alt+p``, ``Alt+P``, ``f6``...); a
+        key that is not one, or that would type text in the editor, is reported and not added."""
+        from ..config.keys import KeySpecError, parse_key
+
+        if not callable(handler):
+            raise TypeError(f"register_shortcut({key!r}): handler must be callable")
+        try:
+            parsed = parse_key(str(key))
+        except KeySpecError as exc:
+            self._registry.warn(self._record, f"register_shortcut({key!r}): {exc}; the shortcut was not added")
+            return
+        if parsed.types_text:
+            self._registry.warn(self._record, f"register_shortcut({key!r}): {parsed.shown()} types text in the "
+                                              f"editor; add Ctrl or Alt (e.g. 'alt+{parsed.name}'); the shortcut "
+                                              "was not added")
+            return
+        self._registry.add_shortcut(self._record, Shortcut(str(parsed), handler, description, self._record.name,
+                                                           spec=str(key)))
 
     def register_flag(self, name: str, *, description: str = "", type: str = "boolean", default: Any = None) -> None:
         """A command-line option ``--name`` (``type`` boolean or string); read it with ``get_flag``."""

@@ -32,10 +32,11 @@ class Flag:
 
 @dataclass
 class Shortcut:
-    key: str
+    key: str  # canonical (wolli.config.keys): "alt+ctrl+p", whatever the author wrote
     handler: Callable[..., Any]
     description: str
     owner: str
+    spec: str = ""  # as the author wrote it
 
     async def run(self, ctx: Any) -> None:
         result = self.handler(ctx)
@@ -75,8 +76,10 @@ class RegisteredCommand:
 
     async def run(self, args: str, ctx: Any) -> None:
         if self.availability == "disabled":
+            from .errors import CommandUnavailable
+
             why = f": {self.disabled_reason}" if self.disabled_reason else " right now"
-            raise RuntimeError(f"/{self.invocation or self.name} is not available{why}")
+            raise CommandUnavailable(f"/{self.invocation or self.name} is not available{why}")
         result = self.handler(args, ctx)
         if inspect.isawaitable(result):
             await result
@@ -149,6 +152,7 @@ class ExtensionRegistry:
         self.flags: dict[str, Flag] = {}
         self.flag_values: dict[str, Any] = {}  # from the command line
         self.renderers: dict[str, Callable[..., Any]] = {}
+        self.renderer_owners: dict[str, str] = {}  # custom type -> the extension's name
         self.prompt_sections: list[Any] = []
         self.integrations: dict[str, Callable[..., Any]] = {}
         self._commands: list[RegisteredCommand] = []
@@ -164,6 +168,7 @@ class ExtensionRegistry:
         self.shortcuts.clear()
         self.flags.clear()
         self.renderers.clear()
+        self.renderer_owners.clear()
         self.prompt_sections.clear()
         self.integrations.clear()
 
@@ -211,7 +216,8 @@ class ExtensionRegistry:
 
     def add_shortcut(self, record: ExtensionRecord, shortcut: Shortcut) -> None:
         if shortcut.key in self.shortcuts:
-            self.warn(record, f"shortcut {shortcut.key} was already registered by {self.shortcuts[shortcut.key].owner}; the later one wins")
+            self.warn(record, f"shortcut {shortcut.key} was already registered by {self.shortcuts[shortcut.key].owner}; "
+                              "the later one wins")
         self.shortcuts[shortcut.key] = shortcut
         record.shortcuts.append(shortcut.key)
 
@@ -232,6 +238,7 @@ class ExtensionRegistry:
 
     def add_renderer(self, record: ExtensionRecord, custom_type: str, renderer: Callable[..., Any]) -> None:
         self.renderers[custom_type] = renderer
+        self.renderer_owners[custom_type] = record.name
         record.renderers.append(custom_type)
 
     def add_prompt_section(self, record: ExtensionRecord, title: str, content: Any, order: int) -> None:

@@ -83,6 +83,13 @@ class ExtensionRuntime:
     def set_flag_values(self, values: dict[str, Any]) -> None:
         self.registry.flag_values.update(values)
 
+    def name_of(self, owner: str) -> str:
+        """The extension's name for an owner label (a file path, as handler errors name it)."""
+        for record in self.registry.records:
+            if record.owner == owner or record.name == owner:
+                return record.name
+        return owner
+
     def infos(self) -> list[dict[str, Any]]:
         """One row per extension for ``/extensions``: what it registered and what went wrong."""
         handlers = self.host.handlers
@@ -306,6 +313,7 @@ class ExtensionRuntime:
             self.host.model_registry.unregister_provider(name)
         for name in record.renderers:
             registry.renderers.pop(name, None)
+            registry.renderer_owners.pop(name, None)
         for attribute in ("tools", "commands", "shortcuts", "flags", "renderers", "providers", "handlers"):
             getattr(record, attribute).clear()
 

@@ -120,6 +120,11 @@ class NullUI:
     def theme(self) -> PlainTheme:
         return PLAIN_THEME
 
+    def reset(self) -> None:
+        """Not for extensions: the host calls it on ``/reload``, before the extensions load
+        again, so what the old versions registered with the UI (autocomplete providers,
+        widgets, statuses, footer, editor) goes with them."""
+
 
 class PlainTheme:
     """A theme that leaves text as it is: what ``ui.theme`` is without a screen to colour."""

@@ -99,3 +99,45 @@ def explain_resume(args: Any) -> int:
         label = info.name or (info.first_message or "").replace("\n", " ")[:60]
         print(f"  {info.id[:8]}  {info.modified:%Y-%m-%d %H:%M}  {label}", file=sys.stderr)
     return 2
+
+
+def extension_options_help(args: Any) -> str:
+    """``wolli --help``'s part about the options extensions registered, by extension (the
+    extensions are loaded for it, as a run would load them); "" when there are none."""
+    from ..config.paths import agent_home
+    from ..config.settings import Settings
+    from ..extensions.loader import discover
+
+    try:
+        home = agent_home(args.agent)
+    except ValueError:  # an invalid --agent: the run itself will say so
+        return ""
+    cwd = os.getcwd()
+    configured = Settings(args.agent).get("extensions")
+    configured = [str(p) for p in configured] if isinstance(configured, list) else []
+    sources, _ = discover(home, configured, args.extensions, cwd=cwd)
+    if not sources:  # nothing to load: --help stays as quick as without extensions
+        return ""
+    import asyncio
+
+    from ..runtime.host import AgentHost
+
+    host = AgentHost(args.agent, mode="print")
+    host.extensions.configure(settings_paths=configured, cli_paths=args.extensions)
+    for problem in asyncio.run(host.extensions.load(cwd)):
+        print(f"wolli: {problem}", file=sys.stderr)
+    by_owner: dict[str, list[Any]] = {}
+    for flag in host.extensions.flags.values():
+        by_owner.setdefault(flag.owner, []).append(flag)
+    if not by_owner:
+        return ""
+    paths = {record.name: getattr(record.source, "label", "") for record in host.extensions.registry.records}
+    lines = ["Extension options:"]
+    for owner, flags in by_owner.items():
+        lines.append(f"  {owner} ({paths.get(owner, '')})" if paths.get(owner) else f"  {owner}")
+        for flag in sorted(flags, key=lambda f: f.name):
+            usage = f"--{flag.name} VALUE" if flag.type == "string" else f"--{flag.name}, --no-{flag.name}"
+            default = f" (default: {flag.default})" if flag.default not in (None, "", False) else ""
+            text = f"{flag.description or ''}{default}".strip()
+            lines.append(f"    {usage:<26} {text}".rstrip() if len(usage) < 26 else f"    {usage}\n    {'':<26} {text}")
+    return "\n".join(lines) + "\n"

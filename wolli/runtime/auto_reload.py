@@ -5,7 +5,8 @@ The watcher (watchfiles, inotify/FSEvents underneath) watches the agent home's
 in settings or on the command line. Changes are gathered for ``debounce_ms`` so a burst of
 saves (an editor writing a file and its backup, a ``git checkout``) reloads once. A reload
 waits until every live session is idle: a save during a run reloads right after it. Only
-``.py`` files count (``__pycache__`` and editor droppings never do).
+``.py`` files count (``__pycache__`` and editor droppings never do). What a reload did is said
+in the active session: each failing extension with its file and line, or that it worked.
 
 Long-lived front ends (the TUI, RPC mode) start it when the setting is on; print and json
 mode end before it could matter.
@@ -86,7 +87,20 @@ class AutoReloader:
                 await asyncio.sleep(0.05)
                 continue
             self.reloads += 1
+            self._tell(list(self.host.extensions.errors))
             return
+
+    def _tell(self, problems: list[str]) -> None:
+        """Say what the reload did in the active session (a notice in the TUI and the line
+        mode, an event in RPC): each problem with its file and line, else that it worked."""
+        session = self.host.active
+        if session is None:
+            return
+        for problem in problems:
+            session.notice("error", f"auto-reload: {problem}")
+        if not problems:
+            loaded = sum(1 for record in self.host.extensions.registry.records if record.status == "loaded")
+            session.notice("info", f"auto-reload: extensions reloaded ({loaded} loaded)")
 
 
 def _python_source(change: Any, path: str) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .hook_events import streaming_behavior
 from .session import AgentSession
 
 if TYPE_CHECKING:
@@ -155,9 +156,7 @@ class SessionHandle:
 
     async def prompt(self, text: str, options: dict[str, Any] | None = None, **kwargs: Any) -> str:
         opts = {**(options or {}), **kwargs}
-        behavior = opts.get("streaming_behavior", opts.get("streamingBehavior"))
-        if behavior == "followUp":
-            behavior = "follow_up"
+        behavior = streaming_behavior(opts.get("streaming_behavior", opts.get("streamingBehavior")))
         return await self._live().prompt(text, opts.get("images"), streaming_behavior=behavior, source="extension")
 
     def is_idle(self) -> bool:

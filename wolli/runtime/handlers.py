@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Report = Callable[[str, str, str], None]
+# (owner, event, exception): where the traceback of a handler that raised is kept.
+Log = Callable[[str, str, BaseException], None]
 
 
 @dataclass(slots=True)
@@ -184,9 +186,10 @@ class HandlerTimeout(Exception):
 class Dispatcher:
     """Runs the handlers of one registry with the folding rules above."""
 
-    def __init__(self, registry: HandlerRegistry, report: Report) -> None:
+    def __init__(self, registry: HandlerRegistry, report: Report, log: Log | None = None) -> None:
         self.registry = registry
         self.report = report
+        self.log = log
 
     def has(self, event: str) -> bool:
         return self.registry.has(event)
@@ -217,6 +220,8 @@ class Dispatcher:
         except Exception as exc:  # isolated: siblings and the run carry on
             handler.failures += 1
             text = str(exc) if isinstance(exc, HandlerTimeout) else _describe(exc)
+            if self.log is not None and not isinstance(exc, HandlerTimeout):
+                self.log(handler.owner, handler.event, exc)
             if handler.failures >= MAX_FAILURES_IN_A_ROW:
                 handler.disabled = True
                 text += f"; switched off after {handler.failures} failures in a row (/reload turns it back on)"

@@ -13,7 +13,23 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 InputSource = Literal["interactive", "rpc", "extension"]
+# How a message sent while the agent works is delivered: ``steer`` before its next step,
+# ``follow_up`` when it would stop. One spelling in every mode (RPC's "followUp" and the spec's
+# camelCase are taken at the edges and turned into this).
 StreamingBehavior = Literal["steer", "follow_up"]
+DeliverAs = Literal["steer", "follow_up", "next_turn"]
+_SPELLINGS: dict[str, StreamingBehavior] = {"steer": "steer", "follow_up": "follow_up", "followUp": "follow_up"}
+
+
+def streaming_behavior(value: object) -> StreamingBehavior | None:
+    """``value`` as a :data:`StreamingBehavior` (None stays None); anything else is a
+    ValueError naming the two choices."""
+    if value is None:
+        return None
+    found = _SPELLINGS.get(value) if isinstance(value, str) else None
+    if found is None:
+        raise ValueError(f"streaming behavior must be 'steer' or 'follow_up', not {value!r}")
+    return found
 
 
 @dataclass(slots=True)

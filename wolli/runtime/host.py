@@ -22,6 +22,7 @@ Front ends follow replacements through :meth:`on_active_session`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent.tool import ToolDefinition
 from ..config import paths
 from ..config.settings import Settings
+from ..extensions.context import ExtensionMode, ExtensionUI
 from ..extensions.runtime import ExtensionRuntime
 from ..tools.environment import Environment, create_host_environment
 from .events import SessionShutdownEvent, ShutdownReason, StartReason
@@ -62,14 +64,19 @@ ActiveListener = Callable[["AgentSession | None", "AgentSession | None"], Any]
 
 @dataclass(frozen=True)
 class HandlerContext:
-    """The ``ctx`` every handler, command and tool of a session receives."""
+    """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
+    spec's ``ExtensionContext``, exported as ``wolli.ExtensionContext``): the live session,
+    its ``ui`` and the ``mode`` Wolli runs in. Also readable as a mapping (``ctx["ui"]``)."""
 
     session: SessionHandle
-    ui: Any
-    mode: str
+    ui: ExtensionUI
+    mode: ExtensionMode
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
+
+
+ExtensionContext = HandlerContext
 
 
 class AgentHost:
@@ -79,8 +86,8 @@ class AgentHost:
         *,
         settings: Settings | None = None,
         model_registry: ModelRegistry | None = None,
-        mode: str = "print",
-        ui: Any = None,
+        mode: ExtensionMode = "print",
+        ui: ExtensionUI | None = None,
     ) -> None:
         from ..extensions.ui import NullUI
 
@@ -90,8 +97,8 @@ class AgentHost:
         self.cwd = os.getcwd()
         self.home: Path = paths.agent_home(self.name)
         self.settings = settings or Settings(self.name)
-        self.mode = mode
-        self.ui = ui if ui is not None else NullUI()
+        self.mode: ExtensionMode = mode
+        self.ui: ExtensionUI = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
         self.extensions = ExtensionRuntime(self)
@@ -105,6 +112,7 @@ class AgentHost:
         # Set by ``wolli.shutdown()``: the TUI quits once idle; print/json end anyway.
         self.shutdown_requested = False
         self.auto_reloader: Any = None
+        self._follow_auto_reload = False  # a front end asked for the watcher: follow the setting
         self.resident: dict[str, AgentSession] = {}
         self.active: AgentSession | None = None
         self._active_listeners: list[ActiveListener] = []
@@ -430,6 +438,9 @@ class AgentHost:
                 raise RuntimeError("cannot reload while the agent is working; wait for it or press Esc first")
         for live in list(self.resident.values()):
             await live.emit(SessionShutdownEvent("reload"))
+        reset = getattr(self.ui, "reset", None)  # what the old versions put on screen goes with them
+        if reset is not None:
+            reset()
         self.settings.reload()
         self.apply_handler_timeout()
         self._resources.clear()
@@ -450,14 +461,30 @@ class AgentHost:
 
     def start_auto_reload(self) -> Any:
         """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
-        front ends call this); returns the running :class:`AutoReloader` or None."""
-        if self.settings.get("autoReload") is not True:
-            return None
-        from .auto_reload import AutoReloader
+        front ends call this), and follow the setting from then on: switching it in /settings
+        starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""
+        if not self._follow_auto_reload:
+            self._follow_auto_reload = True
+            self.settings.subscribe(lambda merged: self._apply_auto_reload())
+        return self._apply_auto_reload()
 
-        if self.auto_reloader is None:
-            self.auto_reloader = AutoReloader(self)
-            self.auto_reloader.start()
+    def _apply_auto_reload(self) -> Any:
+        wanted = self.settings.get("autoReload") is True
+        if wanted and self.auto_reloader is None:
+            from .auto_reload import AutoReloader
+
+            reloader = AutoReloader(self)
+            try:
+                reloader.start()
+            except RuntimeError:  # no running loop here (a settings change from another thread)
+                return None
+            self.auto_reloader = reloader
+        elif not wanted and self.auto_reloader is not None:
+            reloader, self.auto_reloader = self.auto_reloader, None
+            try:
+                asyncio.get_running_loop().create_task(reloader.stop())
+            except RuntimeError:
+                pass
         return self.auto_reloader
 
     def request_shutdown(self) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..ai.types import ThinkingLevel
+    from ..extensions.context import ExtensionMode
 
 USAGE = 2  # exit code for a mistake on the command line
 FAILURE = 1
@@ -34,7 +35,7 @@ class StartupError(Exception):
 class StartupRequest:
     """What the user asked for, as parsed from the command line (or given by a program)."""
 
-    mode: str
+    mode: ExtensionMode
     cwd: str = field(default_factory=os.getcwd)
     agent: str | None = None
     model: str | None = None  # provider/id[:thinking], or part of an id
@@ -52,6 +53,9 @@ class StartupRequest:
     stdin_text: str = ""
     # ``--name[=value]`` options the command line did not know: extension flags, or typos.
     unknown_options: dict[str, str | bool] = field(default_factory=dict)
+    # A bare ``--name`` followed by a word: that word's place ("messages"/"files", index); it is
+    # the value of ``--name`` when an extension registered it as a string flag.
+    option_followers: dict[str, tuple[str, int]] = field(default_factory=dict)
     # Every option the command line knows, for "did you mean" suggestions.
     known_options: list[str] = field(default_factory=list)
     # ``-e/--extension PATH`` (repeatable) and ``--no-extensions``.

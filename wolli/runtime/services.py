@@ -10,10 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..agent.tool import ToolDefinition
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
     from ..config.settings import Settings
+    from ..extensions.context import ExtensionMode
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
@@ -21,9 +24,11 @@ if TYPE_CHECKING:
 
 class SessionServices(Protocol):
     settings: Settings
+    # The agent home (``logs/extensions.log`` takes the tracebacks of extension code).
+    home: Path
     # Handlers of every session of the host (extensions load once per host).
     handlers: HandlerRegistry
-    mode: str
+    mode: ExtensionMode
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
 

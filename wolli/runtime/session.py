@@ -30,6 +30,7 @@ from ..agent.messages import BashExecutionMessage, CustomMessage, parse_agent_me
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
+from . import hook_events
 from .compaction_run import Compactor
 from .events import (
     ExtensionErrorEvent,
@@ -82,7 +83,7 @@ class AgentSession:
         self.closed = False
         self._observers: list[Observer] = []
         self._observer_snapshot: tuple[Observer, ...] = ()
-        self._dispatch = Dispatcher(services.handlers, self._report_handler_error)
+        self._dispatch = Dispatcher(services.handlers, self._report_handler_error, self._log_handler_error)
         self._ctx: Any = None
         self._state: RunState = "idle"
         self._idle = asyncio.Event()
@@ -230,8 +231,17 @@ class AgentSession:
             self._ctx = self.services.handler_context(self)
         return self._ctx
 
+    def notice(self, level: str, message: str) -> None:
+        """Tell the front ends something that is not an event of the run (a reload's problems)."""
+        self._deliver(NoticeEvent(level if level in ("info", "warning", "error") else "info", message))  # type: ignore[arg-type]
+
     def _report_handler_error(self, owner: str, event: str, error: str) -> None:
         self._deliver(ExtensionErrorEvent(owner, event, error))
+
+    def _log_handler_error(self, owner: str, event: str, exc: BaseException) -> None:
+        from ..extensions.errors import log_failure
+
+        log_failure(self.services.home, owner, f"{event} handler", exc)
 
     async def _on_agent_event(self, event: Any) -> None:
         kind = event.type
@@ -424,14 +434,29 @@ class AgentSession:
         messages included).
         """
         self._check_open()
+        streaming_behavior = hook_events.streaming_behavior(streaming_behavior)  # a wrong spelling fails here
         images = list(images or [])
         parsed = split_command(text)
         if parsed is not None:
             command = self.services.find_command(parsed[0])
             if command is not None:
-                await command.run(parsed[1], self.handler_context())
+                await self._run_command(command, parsed[0], parsed[1])
                 return "command"
         return await self._submit(text, images, source, streaming_behavior)
+
+    async def _run_command(self, command: Any, name: str, args: str) -> None:
+        """An extension command; when it raises, the traceback goes to the extension log and
+        :class:`ExtensionCommandError` carries the one line to show."""
+        from ..extensions.errors import CommandUnavailable, ExtensionCommandError, failure_line, log_failure
+
+        try:
+            await command.run(args, self.handler_context())
+        except CommandUnavailable:  # not a failure of the extension's code: nothing to log
+            raise
+        except Exception as exc:
+            owner = str(getattr(command, "owner", "") or "extension")
+            log_failure(self.services.home, owner, f"/{name}", exc)
+            raise ExtensionCommandError(failure_line(owner, f"/{name}", exc), owner, name) from exc
 
     async def _submit(
         self, text: str, images: list[Any], source: InputSource, streaming_behavior: StreamingBehavior | None
@@ -605,8 +630,7 @@ class AgentSession:
     async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> str:
         """A user message as if typed (through ``input`` handlers, source ``extension``)."""
         text, images = _split_content(content)
-        behavior: StreamingBehavior | None = "follow_up" if deliver_as in ("follow_up", "followUp") else (
-            "steer" if deliver_as == "steer" else None)
+        behavior = hook_events.streaming_behavior(deliver_as)
         if not self.is_idle() and behavior is None:
             raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
         return await self.prompt(text, images, streaming_behavior=behavior, source="extension")

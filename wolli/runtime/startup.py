@@ -20,6 +20,7 @@ from typing import Any
 
 from ..ai.types import ImageContent, Model, ThinkingLevel
 from ..config import paths
+from ..extensions.context import ExtensionUI
 from .attachments import AttachmentError, read_attachments
 from .host import AgentHost
 from .options import SessionOptions
@@ -42,7 +43,7 @@ class Startup:
     flags: dict[str, str | bool]
 
 
-def make_host(request: StartupRequest, *, ui: Any = None) -> tuple[AgentHost, list[str]]:
+def make_host(request: StartupRequest, *, ui: ExtensionUI | None = None) -> tuple[AgentHost, list[str]]:
     """The host for the requested agent, and the configuration problems found loading it."""
     try:
         host = AgentHost(request.agent, mode=request.mode, ui=ui)
@@ -58,19 +59,56 @@ def make_host(request: StartupRequest, *, ui: Any = None) -> tuple[AgentHost, li
     return host, warnings
 
 
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
 def check_options(request: StartupRequest, registered_flags: dict[str, Any]) -> dict[str, str | bool]:
     """Unknown ``--options`` are extension flags when an extension registered them, else an
-    error naming the nearest valid option. Returns the extension flag values."""
+    error naming the nearest valid option. Returns the extension flag values.
+
+    A string flag takes ``--name value`` or ``--name=value`` (the value word is then no
+    longer a message); a boolean flag takes ``--name``, ``--no-name`` or ``--name=yes|no``."""
     flags: dict[str, str | bool] = {}
+    consumed: set[tuple[str, int]] = set()
     for name, value in request.unknown_options.items():
-        if name in registered_flags:
-            flags[name] = value
+        flag = registered_flags.get(name)
+        negated = name.startswith("no-") and flag is None and _flag_type(registered_flags.get(name[3:])) == "boolean"
+        if negated:
+            if value is not True:
+                raise StartupError(f"--{name} takes no value (it turns --{name[3:]} off)", USAGE)
+            flags[name[3:]] = False
             continue
-        candidates = [*request.known_options, *(f"--{f}" for f in registered_flags)]
-        near = difflib.get_close_matches(f"--{name}", candidates, n=1, cutoff=0.6)
-        hint = f"; did you mean {near[0]}?" if near else " (see wolli --help)"
-        raise StartupError(f"unknown option --{name}{hint}", USAGE)
+        if flag is None:
+            candidates = [*request.known_options, *(f"--{f}" for f in registered_flags)]
+            near = difflib.get_close_matches(f"--{name}", candidates, n=1, cutoff=0.6)
+            hint = f"; did you mean {near[0]}?" if near else " (see wolli --help)"
+            raise StartupError(f"unknown option --{name}{hint}", USAGE)
+        if _flag_type(flag) == "string":
+            if value is True:
+                follower = request.option_followers.get(name)
+                if follower is None:
+                    raise StartupError(f"--{name} needs a value: --{name} VALUE or --{name}=VALUE", USAGE)
+                kind, index = follower
+                value = getattr(request, kind)[index]
+                value = "@" + value if kind == "files" else value  # "@x" was taken for a file: it was the value
+                consumed.add(follower)
+            flags[name] = value
+        elif isinstance(value, str):
+            if value.strip().lower() not in (*_TRUE, *_FALSE):
+                raise StartupError(f"--{name} is on or off: --{name}, --no-{name} or --{name}=yes|no, "
+                                   f"not {value!r}", USAGE)
+            flags[name] = value.strip().lower() in _TRUE
+        else:
+            flags[name] = True
+    if consumed:  # the words that were flag values are not messages or files
+        request.messages = [m for i, m in enumerate(request.messages) if ("messages", i) not in consumed]
+        request.files = [f for i, f in enumerate(request.files) if ("files", i) not in consumed]
     return flags
+
+
+def _flag_type(flag: Any) -> str | None:
+    return getattr(flag, "type", None) if flag is not None else None
 
 
 def resolve_model(host: AgentHost, request: StartupRequest) -> tuple[Model | None, ThinkingLevel | None]:
@@ -134,7 +172,7 @@ def build_prompts(request: StartupRequest, attached_text: str, images: list[Imag
 async def start(
     request: StartupRequest,
     *,
-    ui: Any = None,
+    ui: ExtensionUI | None = None,
     observers: list[Callable[[Any], Any]] | None = None,
     registered_flags: dict[str, Any] | None = None,
     before_start: Callable[[AgentSession], Any] | None = None,
@@ -163,9 +201,9 @@ async def _start(
     host.cwd = os.path.abspath(request.cwd)
     host.apply_handler_timeout()
     extensions.configure(
-        settings_paths=_settings_paths(host.settings.get("extensions")),
+        settings_paths=settings_paths(host.settings.get("extensions")),
         cli_paths=request.extension_paths,
-        tool_settings_paths=_settings_paths(host.settings.get("customTools")),
+        tool_settings_paths=settings_paths(host.settings.get("customTools")),
         tool_cli_paths=request.tool_paths,
         enabled=not request.no_extensions,
     )
@@ -248,7 +286,7 @@ def _check_session_reference(ref: str | None) -> None:
         )
 
 
-def _settings_paths(value: Any) -> list[str]:
+def settings_paths(value: Any) -> list[str]:
     """settings.json ``extensions``: a list of paths (anything else was reported on load)."""
     return [str(v) for v in value] if isinstance(value, list) else []
 

@@ -7,45 +7,12 @@ from typing import Any
 from .command import BuiltinCommand, CommandContext
 from .settings_form import as_update, read_values, setting_fields
 
-# What each key id does, for /hotkeys (ids as in keybindings.json; docs/tui.md lists them too).
-KEY_HELP: dict[str, str] = {
-    "tui.input.submit": "send (steer while the agent works)",
-    "tui.input.newLine": "new line",
-    "app.message.followUp": "queue a follow-up while the agent works",
-    "app.interrupt": "stop the agent (queued messages return to the editor)",
-    "app.clear": "clear the editor; twice: quit",
-    "app.exit": "quit (empty editor)",
-    "app.thinking.cycle": "next thinking level",
-    "app.model.cycleForward": "next model in scope (enabledModels)",
-    "app.model.cycleBackward": "previous model in scope",
-    "app.model.select": "choose the model",
-    "app.tools.expand": "expand or collapse tool output",
-    "app.thinking.toggle": "show or hide thinking",
-    "app.editor.external": "edit the message in $VISUAL / $EDITOR",
-    "app.transcript.earlier": "show earlier messages",
-    "app.commandPalette": "command palette",
-    "app.session.new": "new session",
-    "app.session.tree": "session tree",
-    "app.session.fork": "fork",
-    "app.session.resume": "resume a session",
-}
-
-
-def hotkeys_report() -> str:
-    from ...config.keybindings import key_text
-
-    lines = []
-    for action, what in KEY_HELP.items():
-        bound = key_text(action)
-        if bound:
-            lines.append(f"{bound.replace('/', ' / '):<24} {what}")
-    lines += ["", "/ commands · @ files · Tab paths · !cmd runs a shell command (!!cmd keeps it out of context)",
-              "Change keys in keybindings.json (docs/tui.md)."]
-    return "\n".join(lines)
-
 
 async def hotkeys(ctx: CommandContext, args: str) -> None:
-    ctx.front.show_text("Keys", hotkeys_report())
+    from .hotkeys import hotkeys_report
+
+    shortcuts = ctx.host.extensions.registry.shortcuts if ctx.host is not None else None
+    ctx.front.show_text("Keys", hotkeys_report(shortcuts))
 
 
 def extensions_report(infos: list[dict[str, Any]]) -> str:
@@ -86,7 +53,9 @@ async def reload(ctx: CommandContext, args: str) -> None:
     if ctx.session.model is None:  # a models.json written since start-up: use it now
         model = ctx.host.default_model()
         if model is not None and await ctx.session.set_model(model):
-            ctx.front.notify(f"Model: {model.provider}/{model.id}")
+            from .model_commands import announce_model
+
+            announce_model(ctx, model)
     loaded = sum(1 for i in infos if i["status"] == "loaded")
     ctx.front.notify(f"Reloaded: {loaded} extension{'s' if loaded != 1 else ''} loaded"
                      + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))

@@ -37,6 +37,9 @@ class TreeChoice:
 
 class Front(Protocol):
     mode: str  # "tui" | "plain"
+    # True when the client prints every model change itself (the line mode's scrollback has
+    # no footer): commands then do not announce the model again.
+    shows_model_changes: bool
 
     def notify(self, text: str, level: str = "info") -> None:
         """A short message: ``info``, ``warning`` or ``error``."""

@@ -30,6 +30,16 @@ async def choose_model(ctx: CommandContext, model: Any, thinking: str | None = N
     return True
 
 
+def announce_model(ctx: CommandContext, model: Any, then: str = "") -> None:
+    """Say which model is now in use, unless the client prints model changes itself (then
+    only ``then`` is said): one line per change, not two."""
+    if ctx.front.shows_model_changes:
+        if then:
+            ctx.front.notify(then)
+        return
+    ctx.front.notify(f"Model: {model_key(model)}" + (f". {then}" if then else ""))
+
+
 async def select_model(ctx: CommandContext, args: str) -> None:
     registry = ctx.host.model_registry
     models = registry.available()
@@ -43,7 +53,7 @@ async def select_model(ctx: CommandContext, args: str) -> None:
     else:
         chosen = await ctx.front.pick_model(models, ctx.session.model, search)
     if chosen is not None and await choose_model(ctx, chosen):
-        ctx.front.notify(f"Model: {model_key(chosen)}")
+        announce_model(ctx, chosen)
 
 
 def complete_model(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
@@ -147,7 +157,7 @@ async def login(ctx: CommandContext, args: str) -> None:
         if model is None:
             model = next((m for m in registry.available() if m.provider == provider), None) or ctx.host.default_model()
         if model is not None and await choose_model(ctx, model, remember=ctx.session.model is None):
-            ctx.front.notify(f"Model: {model_key(model)}. Type a message to start.")
+            announce_model(ctx, model, "Type a message to start.")
 
 
 async def logout(ctx: CommandContext, args: str) -> None:

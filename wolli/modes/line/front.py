@@ -21,6 +21,7 @@ def _age(modified: Any) -> str:
 
 class LineFront:
     mode = "plain"
+    shows_model_changes = True  # every model_select event is printed (output.py)
 
     def __init__(self, repl: Any) -> None:
         self.repl = repl

@@ -19,6 +19,7 @@ from ...config.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
 from .. import tool_text
 from ..highlighting import AnsiTheme
+from ..render_context import ToolRenderContext
 from .markdown import MarkdownLines
 from .status import status_parts
 from .streaming import StreamedBlock
@@ -51,6 +52,7 @@ class LineOutput:
         self._streamed: dict[int, str] = {}  # block index -> its text printed so far (this message)
         self._markdown = MarkdownLines(spec, terminal.width)
         self._tools: dict[str, tuple[str, Any, float]] = {}  # id -> (name, args, started)
+        self._render_state: dict[str, dict[str, Any]] = {}  # ``context.state`` per tool call
         self._last_tool: tuple[str, int] | None = None  # (tool call id, terminal writes) after its header
         self._ran = False
         self._failure: str | None = None  # a failed answer's error, held back one event
@@ -130,7 +132,9 @@ class LineOutput:
             case "thinking_level_select":
                 self.notice(f"Thinking: {event.level}")
             case "extension_error":
-                self.notice(f"{event.extension_path}: {event.event} handler failed: {event.error}", "error")
+                from ..notices import extension_error_line
+
+                self.notice(extension_error_line(getattr(self.session, "services", None), event), "error")
             case "notice":
                 self.notice(event.message, event.level)
             case "session_tree":
@@ -260,7 +264,10 @@ class LineOutput:
         self._last_tool = (tool_call_id, self.terminal.writes)
 
     def _tool_header(self, name: str, args: Any, tool_call_id: str = "") -> None:
-        custom = self._custom(name, "render_call", args, self.ui_theme, self._render_context(tool_call_id, "running"))
+        custom = None
+        if args is not None:  # a call known only from its result has no arguments to show
+            custom = self._custom(name, "render_call", args, self.ui_theme,
+                                  self._render_context(tool_call_id, args, "running"))
         header = custom.split("\n")[0] if custom is not None else self.terminal.rich(
             tool_text.call_header(name, args, self.spec, self.cwd))
         self.print_line(f"{self.fg('toolTitle', self.marker('tool'))} {header}", separate=True)
@@ -273,7 +280,8 @@ class LineOutput:
             self._tool_header(name, args, tool_call_id)
         options = {"expanded": False, "is_partial": False, "is_error": is_error}
         custom = self._custom(name, "render_result", result, options, self.ui_theme,
-                              self._render_context(tool_call_id, "error" if is_error else "done"))
+                              self._render_context(tool_call_id, args, "error" if is_error else "success"))
+        self._render_state.pop(tool_call_id, None)
         if custom is not None:
             rendered = custom.rstrip("\n")
         else:
@@ -322,8 +330,12 @@ class LineOutput:
 
         return self.theme if self.terminal.colour else PLAIN_THEME
 
-    def _render_context(self, tool_call_id: str, state: str) -> dict[str, Any]:
-        return {"tool_call_id": tool_call_id, "cwd": self.cwd, "expanded": False, "state": state}
+    def _render_context(self, tool_call_id: str, args: Any, status: str) -> ToolRenderContext:
+        """The spec's render context; scrollback cannot be redrawn, so ``invalidate`` does
+        nothing and nothing is expanded."""
+        return ToolRenderContext(tool_call_id=tool_call_id, args=args, cwd=self.cwd, is_error=status == "error",
+                                 execution_started=True, args_complete=args is not None, status=status,
+                                 state=self._render_state.setdefault(tool_call_id, {}))
 
     def _custom(self, tool_name: str, slot: str, *args: Any) -> str | None:
         """A tool's own ``render_call``/``render_result`` as text, or None for the built-in

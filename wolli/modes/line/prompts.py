@@ -91,6 +91,8 @@ class Prompter:
         self.history = history
         self.completer = completer
         self.prefill = ""  # ``ctx.ui.set_editor_text``: what the next main prompt starts with
+        # More keys for the main prompt, asked for at each key press (extension shortcuts).
+        self.extra_keys: Callable[[], KeyBindings | None] = lambda: None
         self._main: PromptSession[str] | None = None
         self._main_running = False
         self._main_task: asyncio.Future[str | type[BaseException]] | None = None
@@ -122,8 +124,11 @@ class Prompter:
 
     def main_session(self) -> PromptSession[str]:
         if self._main is None:
+            from prompt_toolkit.key_binding import DynamicKeyBindings, merge_key_bindings
+
+            keys = merge_key_bindings([main_key_bindings(self.actions), DynamicKeyBindings(lambda: self.extra_keys())])
             self._main = self._session(
-                multiline=True, key_bindings=main_key_bindings(self.actions), history=self.history, completer=self.completer,
+                multiline=True, key_bindings=keys, history=self.history, completer=self.completer,
                 complete_while_typing=True, prompt_continuation=lambda width, line, wrap: " " * width,
                 enable_history_search=False)
         return self._main

@@ -74,6 +74,10 @@ class LineRepl:
         self._files: sources.ProjectFiles | None = None
         self._stacked: tuple[Any, tuple[Any, set[str]]] | None = None
         self._observed: Any = None
+        # (what the bindings were built from, the bindings) for extension shortcuts
+        self._shortcut_keys: tuple[tuple[tuple[str, int], ...], Any] | None = None
+        self._reported_keys: set[str] = set()
+        self.prompter.extra_keys = self._extension_keys
 
     # ------------------------------------------------------------------ the session
 
@@ -94,7 +98,7 @@ class LineRepl:
         # then arrive as keys. A cooked tty in a gap (before a prompt attaches: on a dumb
         # terminal the prompt is printed before its reader starts) echoes them, turns Enter
         # into Ctrl+J (a new line here) and swallows Ctrl+D as end-of-file.
-        with self._raw_keyboard():
+        with self._plain_output(), self._raw_keyboard():
             return await self._run()
 
     async def _run(self) -> int:
@@ -153,6 +157,7 @@ class LineRepl:
         self.terminal.line(self.output.fg("dim", keys))
         for problem in [*self.theme_problems, *self.startup.warnings]:
             self.output.notice(problem, "warning")
+        self._extension_keys()  # shortcuts that cannot fire here are said now
         if model is None:
             self.output.notice(self.host.no_model_help(), "warning")
 
@@ -225,6 +230,24 @@ class LineRepl:
         queued = [*steering, *follow_up]
         if queued:
             self.prompter.set_editor_text("\n".join(queued))
+
+    @contextlib.contextmanager
+    def _plain_output(self) -> Iterator[None]:
+        """On TERM=dumb not one escape byte reaches the terminal: prompt_toolkit's basic
+        prompt prints plain text, but making a PromptSession resets the cursor of its default
+        output (ESC[?12l ESC[?25h) all the same, so the session's default output is a plain
+        text one there."""
+        import os
+
+        if self.prompter.output is not None or self.prompter.lines is not None or \
+                os.environ.get("TERM", "") not in ("dumb", "unknown"):
+            yield
+            return
+        from prompt_toolkit.application import create_app_session
+        from prompt_toolkit.output.plain_text import PlainTextOutput
+
+        with create_app_session(input=self.input, output=PlainTextOutput(sys.stdout)):
+            yield
 
     @contextlib.contextmanager
     def _raw_keyboard(self) -> Iterator[None]:
@@ -318,6 +341,38 @@ class LineRepl:
 
         if self.host is not None:
             await cycle_model(self.commands.context(), 1)
+
+    # ------------------------------------------------------------------ extension shortcuts
+
+    def _extension_keys(self) -> Any:
+        """The prompt's bindings for extension shortcuts, built again when they change (a
+        reload); each shortcut that cannot fire here is reported once."""
+        host = self.host
+        if host is None:
+            return None
+        shortcuts = host.extensions.registry.shortcuts
+        stamp = tuple((key, id(s.handler)) for key, s in shortcuts.items())
+        if self._shortcut_keys is None or self._shortcut_keys[0] != stamp:
+            from ..interactive.hotkeys import builtin_keys, shortcut_problems
+            from .shortcuts import shortcut_bindings
+
+            bindings, problems = shortcut_bindings(shortcuts, builtin_keys(), self._run_shortcut)
+            self._shortcut_keys = (stamp, bindings)
+            for problem in [*shortcut_problems(shortcuts, kitty=False), *problems]:
+                if problem not in self._reported_keys:
+                    self._reported_keys.add(problem)
+                    self.output.notice(problem, "warning")
+        return self._shortcut_keys[1]
+
+    async def _run_shortcut(self, shortcut: Any) -> None:
+        from ..interactive.hotkeys import run_shortcut
+
+        session = self.session
+        if session is None:
+            return
+        failed = await run_shortcut(shortcut, session.handler_context(), self.host.home)
+        if failed is not None:
+            self.output.notice(failed, "error")
 
     # ------------------------------------------------------------------ completion
 

@@ -12,7 +12,6 @@ Calls may come from a tool's worker thread: they hop onto the line mode's loop f
 from __future__ import annotations
 
 import asyncio
-import webbrowser
 from collections.abc import Callable
 from typing import Any
 
@@ -104,12 +103,15 @@ class LineUI(NullUI):
         self.autocomplete_providers.append(factory)
 
     def open_url(self, url: str) -> None:
-        try:
-            opened = webbrowser.open(url)
-        except Exception:
-            opened = False
-        if not opened:
-            self.notify(f"Open {url} in a browser.")
+        from ..open_url import open_in_browser
+
+        if not open_in_browser(url):
+            self.notify(f"Open this link in a browser: {url}")
+
+    def reset(self) -> None:
+        """``/reload``: the old versions' completion providers and statuses go."""
+        self.autocomplete_providers.clear()
+        self.output.statuses.clear()
 
     @property
     def theme(self) -> Any:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...ai.types import THINKING_LEVELS, ImageContent
+from ...runtime.hook_events import StreamingBehavior, streaming_behavior
 from ...runtime.prompting import split_command
 from . import queries
 
@@ -114,14 +115,12 @@ def _images(cmd: dict[str, Any]) -> list[ImageContent]:
     return out
 
 
-def _behavior(cmd: dict[str, Any]) -> str | None:
-    value = _text(cmd, "streamingBehavior", required=False)
-    if value is None:
-        return None
-    mapped = {"steer": "steer", "followUp": "follow_up", "follow_up": "follow_up"}.get(value)
-    if mapped is None:
-        raise CommandError(f"prompt: 'streamingBehavior' must be 'steer' or 'followUp', not {value!r}")
-    return mapped
+def _behavior(cmd: dict[str, Any]) -> StreamingBehavior | None:
+    try:
+        return streaming_behavior(_text(cmd, "streamingBehavior", required=False))
+    except ValueError:
+        value = cmd.get("streamingBehavior")
+        raise CommandError(f"prompt: 'streamingBehavior' must be 'steer' or 'followUp', not {value!r}") from None
 
 
 # ---------------------------------------------------------------------------- prompting
@@ -130,7 +129,7 @@ BUSY = ("Agent is already processing. Specify streamingBehavior ('steer' or 'fol
         "or send steer / follow_up.")
 
 
-async def _accept(server: RpcServer, text: str, images: list[ImageContent], behavior: str | None) -> None:
+async def _accept(server: RpcServer, text: str, images: list[ImageContent], behavior: StreamingBehavior | None) -> None:
     """Hand ``text`` to the session; return once it is accepted: its run started, or it was
     queued or handled. Failures before that raise; later ones are reported as a notice."""
     session = server.session
@@ -197,7 +196,7 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
     return NoData
 
 
-async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: str) -> Any:
+async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: StreamingBehavior) -> Any:
     text = _text(cmd, "message")
     images = _images(cmd)
     if _extension_command(server, text) is not None:

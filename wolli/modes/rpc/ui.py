@@ -38,6 +38,8 @@ class RpcUI(NullUI):
         self.loop: asyncio.AbstractEventLoop | None = None  # set by the server once running
         self._pending: dict[str, tuple[asyncio.Future[Any], Callable[[dict[str, Any]], Any]]] = {}
         self.closed = False
+        self._shown_statuses: set[str] = set()  # keys the client shows (cleared on /reload)
+        self._shown_widgets: set[str] = set()
 
     # ------------------------------------------------------------------ the client's answers
 
@@ -156,6 +158,7 @@ class RpcUI(NullUI):
         self._tell("notify", message=str(message), notifyType=_NOTIFY_TYPES.get(level, "info"))
 
     def set_status(self, key: str, text: str | None) -> None:
+        (self._shown_statuses.add if text is not None else self._shown_statuses.discard)(key)
         self._tell("setStatus", statusKey=key, statusText=None if text is None else str(text))
 
     def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
@@ -167,8 +170,18 @@ class RpcUI(NullUI):
             lines = list(content)
         else:  # a component factory: nothing to show without a screen (pi does the same)
             return
+        (self._shown_widgets.add if lines is not None else self._shown_widgets.discard)(key)
         self._tell("setWidget", widgetKey=key, widgetLines=lines,
                    widgetPlacement=_PLACEMENTS.get(placement, "aboveEditor"))
+
+    def reset(self) -> None:
+        """``/reload``: the client clears the statuses and widgets the old versions set."""
+        for key in sorted(self._shown_statuses):
+            self._tell("setStatus", statusKey=key, statusText=None)
+        for key in sorted(self._shown_widgets):
+            self._tell("setWidget", widgetKey=key, widgetLines=None, widgetPlacement="aboveEditor")
+        self._shown_statuses.clear()
+        self._shown_widgets.clear()
 
     def set_title(self, text: str) -> None:
         self._tell("setTitle", title=str(text))

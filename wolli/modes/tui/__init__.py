@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ...runtime.request import StartupRequest
 
@@ -11,6 +12,7 @@ def run_tui(request: StartupRequest) -> int:
     from ...config.paths import agent_home
     from ...config.settings import Settings
     from ...config.themes import theme_folders
+    from . import terminal_keys
     from .app import WolliApp
 
     home = agent_home(request.agent)
@@ -19,6 +21,7 @@ def run_tui(request: StartupRequest) -> int:
     hide_thinking = bool(settings.get("hideThinkingBlock"))
     app = WolliApp(request, agent_home=home, themes_dirs=theme_folders(home),
                    theme_name=theme, hide_thinking=hide_thinking)
+    terminal_keys.install(app.keyboard)
     profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work
     if profile:
         import cProfile
@@ -28,6 +31,15 @@ def run_tui(request: StartupRequest) -> int:
         prof.dump_stats(profile)
     else:
         code = app.run()
-    if app.signal_exit_code is not None:  # ended by a signal: the shell sees 128 + its number
-        return app.signal_exit_code
-    return code if isinstance(code, int) else 0
+    return exit_status(app, code)
+
+
+def exit_status(app: Any, returned: Any) -> int:
+    """The process's exit status: 128 + the signal's number when a signal ended it, else
+    what the app exited with, else 1 when it ended on an unhandled error (Textual then
+    returns None and sets ``return_code``), else 0."""
+    if getattr(app, "signal_exit_code", None) is not None:
+        return int(app.signal_exit_code)
+    if isinstance(returned, int):
+        return returned
+    return int(app.return_code or 0)

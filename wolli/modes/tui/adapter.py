@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from textual.widget import Widget
 
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
 from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
-
-if TYPE_CHECKING:
-    from textual.widget import Widget
-
 
 
 class EventAdapter:
@@ -94,7 +92,9 @@ class EventAdapter:
             case "model_select" | "thinking_level_select":
                 app.refresh_footer()
             case "extension_error":
-                app.add_notice(f"{event.extension_path}: {event.event} handler failed: {event.error}", "error")
+                from ..notices import extension_error_line
+
+                app.add_notice(extension_error_line(app.controller.host, event), "error")
             case "notice":
                 app.add_notice(event.message, event.level)
             case "session_start":
@@ -176,7 +176,11 @@ class EventAdapter:
             case "branchSummary":
                 return SummaryView("Summary of the branch left behind", message.summary)
             case "custom" if message.display:
-                return CustomMessageView(message, self.app.render_custom_message(message))
+                body, error = self.app.render_custom_message(message)
+                if isinstance(body, Widget):  # the renderer made a widget of its own
+                    body.add_class("message")
+                    return body
+                return CustomMessageView(message, body, error)
         return None
 
     def history_builders(self, messages: list[Any]) -> list[Callable[[], Widget]]:

@@ -13,6 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -28,8 +30,9 @@ from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .front import TuiFront
 from .palette import WolliCommands
-from .rendering import RenderContext, as_renderable
+from .rendering import RenderContext, as_renderable, guard_widget
 from .surface import ScreenSurface
+from .terminal_keys import KeyboardProtocol
 from .theming import to_textual_theme
 from .ui_bridge import TuiUI
 from .widgets.extension_slots import ExtensionSlot
@@ -42,12 +45,15 @@ from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
-              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.model.select",
-              "app.model.cycleForward", "app.model.cycleBackward", "app.commandPalette", "app.session.new",
-              "app.session.tree", "app.session.fork", "app.session.resume")
+              "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.transcript.pageUp",
+              "app.transcript.pageDown", "app.transcript.end", "app.model.select", "app.model.cycleForward",
+              "app.model.cycleBackward", "app.commandPalette", "app.session.new", "app.session.tree",
+              "app.session.fork", "app.session.resume")
 # App keys that belong to the main screen: a dialog or picker on top gets the key instead.
 MAIN_SCREEN_ACTIONS = {"clear_or_quit", "quit_if_empty", "toggle_tools", "toggle_thinking", "cycle_thinking",
-                       "external_editor", "select_model", "cycle_model", "slash", "command_palette"}
+                       "external_editor", "select_model", "cycle_model", "slash", "command_palette",
+                       "show_earlier", "page_transcript", "follow_transcript"}
+KEYBOARD_ANSWER_S = 1.0  # how long the terminal may take to say whether it speaks the kitty protocol
 
 
 class WolliApp(App[int]):
@@ -61,7 +67,12 @@ class WolliApp(App[int]):
         Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, priority=True, id="app.thinking.toggle"),
         Binding("shift+tab", "cycle_thinking", "Thinking level", show=False, priority=True, id="app.thinking.cycle"),
         Binding("ctrl+g", "external_editor", "Editor", show=False, priority=True, id="app.editor.external"),
-        Binding("ctrl+home", "show_earlier", "Earlier", show=False, id="app.transcript.earlier"),
+        # The transcript scrolls from the editor (which would take PageUp/PageDown itself).
+        Binding("ctrl+home", "show_earlier", "Earlier", show=False, priority=True, id="app.transcript.earlier"),
+        Binding("pageup", "page_transcript(-1)", "Page up", show=False, priority=True, id="app.transcript.pageUp"),
+        Binding("pagedown", "page_transcript(1)", "Page down", show=False, priority=True,
+                id="app.transcript.pageDown"),
+        Binding("ctrl+end", "follow_transcript", "End", show=False, priority=True, id="app.transcript.end"),
         Binding("ctrl+l", "select_model", "Model", show=False, id="app.model.select"),
         Binding("ctrl+p", "cycle_model(1)", "Next model", show=False, id="app.model.cycleForward"),
         Binding("ctrl+shift+p", "cycle_model(-1)", "Previous model", show=False, id="app.model.cycleBackward"),
@@ -81,6 +92,9 @@ class WolliApp(App[int]):
 
         install()  # no control character in any drawn text reaches the terminal
         self.request = request
+        self.agent_home = agent_home  # logs/extensions.log takes the tracebacks of extension code
+        self.keyboard = KeyboardProtocol()  # whether the terminal speaks the kitty keyboard protocol
+        self._reported_keys: set[str] = set()  # shortcut problems already shown
         self.ui = TuiUI(self)
         self.front = TuiFront(self)
         self.controller = TuiController(self, request)
@@ -116,6 +130,12 @@ class WolliApp(App[int]):
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """A toast. Literal by default: its text often holds a model name, a path or an error
+        message, where ``[`` is a character, not markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     def register_theme_spec(self, spec: ThemeSpec) -> None:
         self.register_theme(to_textual_theme(spec))
 
@@ -139,6 +159,13 @@ class WolliApp(App[int]):
             yield self.footer
 
     def on_mount(self) -> None:
+        import asyncio
+
+        from . import terminal_keys
+
+        self.keyboard.bind(asyncio.get_running_loop())
+        if not terminal_keys.ask(self):  # no terminal to ask (a test's headless driver)
+            self.keyboard.attributes()
         self.footer.token_colors = dict(self.theme_spec.colors)
         self.footer.data.cwd = self.editor.cwd = os.path.abspath(self.request.cwd)
         self.footer.data.branch = git_branch(self.request.cwd)
@@ -212,10 +239,12 @@ class WolliApp(App[int]):
         if text.strip() in ("/quit", "/exit"):  # at once, even before the session is up
             self.exit(0)
             return
+        self.transcript.follow()  # what was sent, and its answer, are what to see now
         self.run_worker(self.controller.send(text, follow_up=follow_up, images=images or None), group="prompt")
 
     def run_slash_command(self, text: str) -> None:
         """A command chosen in the palette or by a key: as if typed, editor untouched."""
+        self.transcript.follow()
         self.run_worker(self.controller.run_command(text), group="prompt")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -223,24 +252,35 @@ class WolliApp(App[int]):
             return False  # a dialog is open: its keys first (Ctrl+D deletes in a picker, ...)
         return True
 
-    def on_key(self, event: Any) -> None:
-        shortcut = self.controller.shortcut(event.key)
-        if shortcut is not None:
-            event.stop()
-            self.run_worker(self.controller.run_shortcut(shortcut), group="shortcut")
+    async def on_event(self, event: events.Event) -> None:
+        # Extension shortcuts are looked at before the app's bindings and the editor see the
+        # key, so Alt+letter fires instead of typing the letter and F6 is not the editor's.
+        if isinstance(event, events.Key) and not event.is_forwarded and self._run_shortcut(event.key):
+            return
+        await super().on_event(event)
 
-    def check_shortcut_clashes(self) -> None:
-        """An extension shortcut on a key the app already uses is reported (the app's key wins)."""
-        from ...config.keybindings import current_keys
+    def _run_shortcut(self, key: str) -> bool:
+        if len(self.screen_stack) > 1:  # a dialog or picker is open: its keys first
+            return False
+        shortcut = self.controller.shortcut(key)
+        if shortcut is None:
+            return False
+        self.run_worker(self.controller.run_shortcut(shortcut), group="shortcut")
+        return True
+
+    async def check_shortcuts(self) -> None:
+        """Report each extension shortcut that will not fire as written: a built-in key has it
+        (the built-in wins) or this terminal cannot send it (without the kitty protocol)."""
+        from ..interactive.hotkeys import shortcut_problems
 
         host = self.controller.host
         if host is None:
             return
-        taken = {key: action for action, keys in current_keys().items() for key in keys}
-        for key, shortcut in host.extensions.registry.shortcuts.items():
-            if key in taken:
-                self.add_notice(f"{shortcut.owner}: shortcut {key} is already {taken[key]}; the built-in key wins",
-                                "warning")
+        kitty = await self.keyboard.known(KEYBOARD_ANSWER_S)
+        for problem in shortcut_problems(host.extensions.registry.shortcuts, kitty=kitty):
+            if problem not in self._reported_keys:
+                self._reported_keys.add(problem)
+                self.add_notice(problem, "warning")
 
     # ------------------------------------------------------------------ actions
 
@@ -251,7 +291,7 @@ class WolliApp(App[int]):
         restored = self.controller.abort()
         if restored:
             current = self.editor.text
-            self.editor.text = "\n".join([*restored, current] if current else restored)
+            self.surface.set_editor_text("\n".join([*restored, current] if current else restored))
 
     def action_clear_or_quit(self) -> None:
         now = time.monotonic()
@@ -297,8 +337,13 @@ class WolliApp(App[int]):
         self.refresh_footer()
 
     def action_show_earlier(self) -> None:
-        if self.transcript.show_earlier():
-            self.transcript.scroll_home(animate=False)
+        self.transcript.to_top()
+
+    def action_page_transcript(self, pages: int) -> None:
+        self.transcript.page(pages)
+
+    def action_follow_transcript(self) -> None:
+        self.transcript.follow()
 
     async def action_external_editor(self) -> None:
         from .external_editor import edit_in_external_editor
@@ -325,6 +370,8 @@ class WolliApp(App[int]):
 
     def on_session_started(self, event: Any) -> None:
         self.refresh_footer()
+        if getattr(event, "reason", None) == "reload":  # new versions may bring new shortcuts
+            self.run_worker(self.check_shortcuts(), group="keys")
 
     def reload_transcript(self) -> None:
         """Show the active session's conversation from the start (resume, switch, tree)."""
@@ -335,13 +382,27 @@ class WolliApp(App[int]):
             self.transcript.add_lazy(self.adapter.history_builders(list(session.messages)))
         self.refresh_footer()
 
-    def render_custom_message(self, message: Any) -> Any:
+    def extension_failed(self, owner: str, what: str, exc: BaseException) -> Text:
+        """Extension code failed while drawing: the traceback goes to the extension log, the
+        one line returned is shown in place of what it would have drawn."""
+        from ...extensions.errors import failure_line, log_failure
+
+        log_failure(self.agent_home, owner, what, exc)
+        return Text(failure_line(owner, what, exc), style=self.theme_spec.color("error") or "red")
+
+    def render_custom_message(self, message: Any) -> tuple[Any, Text | None]:
+        """A custom message by its extension's renderer: (what it drew, or None for the
+        built-in look; the error line when the renderer failed)."""
         host = self.controller.host
         renderer = host.extensions.registry.renderers.get(message.custom_type) if host is not None else None
-        if renderer is None:
-            return None
+        if host is None or renderer is None:
+            return None, None
+        owner = host.extensions.registry.renderer_owners.get(message.custom_type, "extension")
+        what = f"the renderer of {message.custom_type!r} messages"
         try:
-            return as_renderable(renderer(message, {"expanded": self.tools_expanded}, self.ui_theme))
+            value = renderer(message, {"expanded": self.tools_expanded}, self.ui_theme)
         except Exception as exc:
-            self.add_notice(f"renderer for {message.custom_type!r} failed: {type(exc).__name__}: {exc}", "error")
-            return None
+            return None, self.extension_failed(owner, what, exc)
+        if isinstance(value, Widget):
+            return guard_widget(value, lambda exc: self.extension_failed(owner, what, exc)), None
+        return as_renderable(value, lambda exc: self.extension_failed(owner, what, exc)), None

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...runtime.request import StartupError, StartupRequest
 from ..interactive.command import CommandContext
 from ..interactive.registry import run_builtin
+
+if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
+    from ...runtime.hook_events import StreamingBehavior
+    from ...runtime.host import AgentHost
+    from ...runtime.session import AgentSession
+    from ...runtime.startup import Startup
 
 
 class TuiController:
@@ -24,18 +30,18 @@ class TuiController:
     def __init__(self, app: Any, request: StartupRequest) -> None:
         self.app = app
         self.request = request
-        self.startup: Any = None  # runtime.startup.Startup once started
+        self.startup: Startup | None = None  # once started
         self.ready = asyncio.Event()
         self._observed: Any = None  # the remover of the observer on the active session
 
     @property
-    def session(self) -> Any:
+    def session(self) -> AgentSession | None:
         host = self.startup.host if self.startup else None
         return host.active if host is not None and host.active is not None else (
             self.startup.session if self.startup else None)
 
     @property
-    def host(self) -> Any:
+    def host(self) -> AgentHost | None:
         return self.startup.host if self.startup else None
 
     async def start(self) -> None:
@@ -59,7 +65,7 @@ class TuiController:
             self.app.add_notice(startup_summary(self.startup.host, self.startup.session), "muted")
         for warning in self.startup.warnings:
             self.app.add_notice(warning, "warning")
-        self.app.check_shortcut_clashes()
+        self.app.run_worker(self.app.check_shortcuts, group="keys")  # a callable: no coroutine left behind on quit
         if self.startup.session.model is None:  # first run: say how to get going
             self.app.add_notice(first_run_help(self.startup.host), "warning")
         self.ready.set()
@@ -139,36 +145,55 @@ class TuiController:
         try:
             await self._send(session, text, follow_up, images)
         except Exception as exc:
+            from ...extensions.errors import CommandUnavailable, ExtensionCommandError
+
             self.app.add_notice(str(exc) or type(exc).__name__, "error")
-            if not self.app.editor.text:
+            # A prompt that could not be sent comes back to be sent again; a command that
+            # failed or is unavailable would only fail again, so the editor stays empty.
+            if not self.app.editor.text and not isinstance(exc, ExtensionCommandError | CommandUnavailable):
                 self.app.surface.set_editor_text(text)
         self.app.refresh_footer()
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()
 
     @staticmethod
-    async def _send(session: Any, text: str, follow_up: bool, images: list[Any] | None) -> None:
+    async def _send(session: AgentSession, text: str, follow_up: bool, images: list[Any] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:
             await session.run_bash(command, exclude_from_context=stripped.startswith("!!"))  # shown by its events
         elif session.is_streaming or not session.is_idle():
-            await session.prompt(text, images, streaming_behavior="followUp" if follow_up else "steer")
+            behavior: StreamingBehavior = "follow_up" if follow_up else "steer"  # the spelling of every mode
+            await session.prompt(text, images, streaming_behavior=behavior)
         else:
             await session.prompt(text, images)
 
     def shortcut(self, key: str) -> Any:
-        """The extension shortcut bound to ``key``, once the session is up."""
+        """The extension shortcut for a key event's name, once the session is up; None when
+        there is none or a built-in key has it (the built-in wins)."""
         if self.host is None or self.session is None:
             return None
-        return self.host.extensions.registry.shortcuts.get(key)
+        shortcuts = self.host.extensions.registry.shortcuts
+        if not shortcuts:
+            return None
+        from ...config.keys import event_canonical
+        from ..interactive.hotkeys import builtin_keys
+
+        canonical = event_canonical(key)
+        found = shortcuts.get(canonical)
+        if found is None or canonical in builtin_keys():
+            return None
+        return found
 
     async def run_shortcut(self, shortcut: Any) -> None:
-        try:
-            await shortcut.run(self.session.handler_context())
-        except Exception as exc:  # a broken shortcut is reported, never the end of the app
-            self.app.add_notice(f"{shortcut.owner}: shortcut {shortcut.key} failed: {type(exc).__name__}: {exc}",
-                                "error")
+        from ..interactive.hotkeys import run_shortcut
+
+        session = self.session
+        if session is None:
+            return
+        failed = await run_shortcut(shortcut, session.handler_context(), self.host.home if self.host else None)
+        if failed is not None:
+            self.app.add_notice(failed, "error")
 
     def abort(self) -> list[str]:
         """Stop the run; returns the queued messages (they go back into the editor)."""

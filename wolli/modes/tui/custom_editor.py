@@ -38,4 +38,5 @@ def swap_editor(app: Any, factory: Any) -> None:
     old.remove()
     app.editor_area.mount(new, before=0)
     new.text = text
+    new.move_cursor(new.document.end)
     new.focus()

@@ -15,6 +15,7 @@ from ..interactive.settings_form import SettingField
 
 class TuiFront:
     mode = "tui"
+    shows_model_changes = False  # the footer shows the model; commands say when they changed it
 
     # ``app`` is the WolliApp; not imported here, since the app imports this module.
     def __init__(self, app: Any) -> None:

@@ -3,7 +3,8 @@
 Each hit reads ``Category: name`` with its description as help. An extension command that
 is disabled stays listed with its reason and tells it again when chosen; a hidden one is
 not listed. Slash commands run exactly as if typed (arguments are asked for where the
-command needs them); actions run the key binding's action.
+command needs them); actions run the key binding's action. Names and descriptions come from
+extensions: they are shown literally (Textual would read a plain string as markup).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
+from textual.markup import escape
 
 from ..interactive.registry import command_entries
 
@@ -51,11 +54,21 @@ class WolliCommands(Provider):
 
     async def discover(self) -> Hits:
         for text, help_text, run in self._hits():
-            yield DiscoveryHit(text, run, text=text, help=help_text)
+            yield DiscoveryHit(Content(text), run, text=text, help=escape(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for text, help_text, run in self._hits():
             score = max(matcher.match(text), matcher.match(help_text) * 0.5)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), run, text=text, help=help_text)
+                yield Hit(score, _highlight(matcher, text), run, text=text, help=escape(help_text))
+
+
+def _highlight(matcher: Matcher, text: str) -> Content:
+    """``text`` literally, with the letters the query matched highlighted."""
+    content = Content(text)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, text)
+    for offset in offsets:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

@@ -14,7 +14,7 @@ from ...config.keybindings import KeybindingsManager
 from ...config.themes import ThemeSpec
 from .. import highlighting
 from ..highlighting import AnsiTheme
-from .rendering import as_renderable
+from .rendering import as_renderable, guard_widget
 
 
 class ScreenSurface:
@@ -38,11 +38,22 @@ class ScreenSurface:
             other.set_widget(key, None, self._build_widget)
         slot.set_widget(key, content, self._build_widget)
 
-    def _build_widget(self, factory: Any) -> Any:
+    def _build_widget(self, key: str, factory: Any) -> Any:
+        """A widget factory's widget, or the one line saying it failed (traceback logged)."""
         app = self.app
-        return factory(app, app.ui_theme)
+        what = f"the widget {key!r}"
+        try:
+            made = factory(app, app.ui_theme)
+        except Exception as exc:
+            return Static(app.extension_failed("extension", what, exc), classes="widget-error")
+        if isinstance(made, Widget):
+            return guard_widget(made, lambda exc: app.extension_failed("extension", what, exc))
+        return Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "",
+                      classes="extension-widget")
 
     def set_custom_footer(self, factory: Any) -> None:
+        """``set_footer``: the factory's footer instead of the built-in one; a factory that
+        fails leaves the built-in footer with the error line under it."""
         app = self.app
         for child in list(app.footer_area.children):
             if child is not app.footer:
@@ -50,22 +61,47 @@ class ScreenSurface:
         if factory is None:
             app.footer.display = True
             return
+        what = "the footer"
         try:
             made = factory(app, app.ui_theme)
-            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
         except Exception as exc:
-            widget = Static(f"footer failed: {type(exc).__name__}: {exc}", markup=False, classes="widget-error")
+            app.footer.display = True
+            app.footer_area.mount(Static(app.extension_failed("extension", what, exc), classes="widget-error"))
+            return
+        widget = guard_widget(made, lambda exc: app.extension_failed("extension", what, exc)) if isinstance(
+            made, Widget) else Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "")
         app.footer.display = False
         app.footer_area.mount(widget)
+
+    def reset_extension_ui(self) -> None:
+        """Everything extensions put on screen goes (``/reload``): widgets, statuses, a custom
+        footer or editor, the working row's message and indicator."""
+        app = self.app
+        app.slot_above.clear()
+        app.slot_below.clear()
+        if app.footer.data.statuses:
+            app.footer.data.statuses.clear()
+            app.footer.refresh_data()
+        self.set_custom_footer(None)
+        from .custom_editor import CustomEditor
+
+        if isinstance(app.editor, CustomEditor):
+            self.use_editor_factory(None)
+        app.working.set_message(None)
+        app.working.set_indicator(None, None)
+        app.working.set_visible(None)
 
     def set_terminal_title(self, text: str) -> None:
         app = self.app
         app.title = text
         driver = getattr(app, "_driver", None)
         if driver is not None and hasattr(driver, "write"):
-            driver.write(f"\x1b]2;{text}\x07")
+            # Written raw into an escape sequence: a control character would end it early.
+            shown = "".join(char for char in str(text) if char.isprintable())
+            driver.write(f"\x1b]2;{shown}\x07")
 
     def set_editor_text(self, text: str) -> None:
+        """The editor's text, with the cursor at its end (where typing goes on)."""
         app = self.app
         app.editor.text = text
         app.editor.move_cursor(app.editor.document.end)
@@ -106,9 +142,14 @@ class ScreenSurface:
         app = self.app
         try:
             made = factory(app, app.ui_theme, KeybindingsManager(), done)
-            widget = made if isinstance(made, Widget) else Static(as_renderable(made) or "")
+
+            def failed(exc: BaseException) -> Any:
+                return app.extension_failed("extension", "a custom component", exc)
+
+            widget = guard_widget(made, failed) if isinstance(made, Widget) else Static(
+                as_renderable(made, failed) or "")
         except Exception as exc:
-            app.add_notice(f"custom component failed: {type(exc).__name__}: {exc}", "error")
+            app.add_notice(str(app.extension_failed("extension", "a custom component", exc)), "error")
             done(None)
             return
         app.custom_widget = widget

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import webbrowser
 from collections.abc import Callable
 from typing import Any
 
@@ -107,7 +106,8 @@ class TuiUI(NullUI):
         severity = {"warn": "warning"}.get(level, level)
         if severity not in ("information", "warning", "error"):
             severity = "information"
-        self._call(lambda: self.app.notify(str(message), severity=severity))  # type: ignore[arg-type]
+        # Literally: "saved [draft]" stays as written, and "[/x]" is text, not a closing tag.
+        self._call(lambda: self.app.notify(str(message), severity=severity, markup=False))  # type: ignore[arg-type]
 
     def set_status(self, key: str, text: str | None) -> None:
         self._call(self.app.surface.set_status, key, text)
@@ -122,6 +122,7 @@ class TuiUI(NullUI):
         self._call(lambda: self.app.working.set_indicator(frames, interval_ms))
 
     def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+        placement = "below_editor" if placement in ("below_editor", "belowEditor") else "above_editor"
         self._call(self.app.surface.set_extension_widget, key, content, placement)
 
     def set_footer(self, factory: Any) -> None:
@@ -173,7 +174,18 @@ class TuiUI(NullUI):
         return self.app.ui_theme
 
     def open_url(self, url: str) -> None:
-        try:
-            webbrowser.open(url)
-        except Exception as exc:  # no browser here: say where to go instead
-            self.notify(f"cannot open {url}: {exc}", "warning")
+        from ..open_url import open_in_browser
+
+        # Off the app's thread: a browser can take a while to start.
+        def work() -> None:
+            if not open_in_browser(url):  # no browser here: the URL stays readable in the transcript
+                self._call(self.app.add_notice, f"Open this link in a browser: {url}", "info")
+
+        threading.Thread(target=work, name="open-url", daemon=True).start()
+
+    def reset(self) -> None:
+        """Extensions are being loaded again (``/reload``): forget what the old versions put
+        on screen, so the new versions start from the built-in look."""
+        self.autocomplete_providers.clear()
+        self.editor_factory = None
+        self._call(self.app.surface.reset_extension_ui)

@@ -26,6 +26,7 @@ class EditorDialog(TimedDialog[str | None]):
         yield Static("Ctrl+S done · Esc cancel", classes="dialog-hint")
 
     def first_focus(self) -> TextArea:
+        self.field.move_cursor(self.field.document.end)  # typing goes on after the prefill
         return self.field
 
     def action_save(self) -> None:

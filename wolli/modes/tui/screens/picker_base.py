@@ -65,7 +65,8 @@ class PickerScreen(TimedDialog[Any]):
         rows = self.rows(self.search.value)[:MAX_ROWS]
         self.values = [value for _, value in rows]
         self.results.clear_options()
-        self.results.add_options([Option(label, id=str(i)) for i, (label, _) in enumerate(rows)])
+        self.results.add_options([Option(Text(label) if isinstance(label, str) else label, id=str(i))
+                                  for i, (label, _) in enumerate(rows)])
         if rows:
             index = self.values.index(keep) if keep is not None and keep in self.values else self.initial_index()
             self.results.highlighted = max(0, min(index, len(rows) - 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -15,8 +16,9 @@ class SelectDialog(TimedDialog[Any]):
     def __init__(self, title: str, options: list[Any], **kwargs: Any) -> None:
         super().__init__(title, **kwargs)
         self.options = list(options)
-        self.choices = OptionList(*[Option(option_label(o), id=str(i)) for i, o in enumerate(self.options)],
-                               id="dialog-options")
+        # Text, not str: an option's label is shown as written ("[draft]" is no markup).
+        self.choices = OptionList(*[Option(Text(option_label(o)), id=str(i)) for i, o in enumerate(self.options)],
+                                  id="dialog-options")
         if self.options:
             self.choices.highlighted = 0
 

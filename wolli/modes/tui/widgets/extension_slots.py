@@ -1,8 +1,8 @@
 """Where extensions' widgets go: one slot above the editor, one below.
 
-``set_widget(key, lines_or_factory, placement=...)``: lines are shown as text; a factory is
-called with ``(app, theme)`` and returns a Textual widget (or anything displayable). A
-factory that raises shows the error in place of its widget.
+``set_widget(key, lines_or_factory, placement=...)``: lines are shown as text (literally: no
+markup); a factory is called with ``(app, theme)`` and returns a Textual widget (or anything
+displayable). A factory that raises shows one error line in place of its widget.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class ExtensionSlot(Vertical):
         self.widgets: dict[str, Widget] = {}
         self.display = False
 
-    def set_widget(self, key: str, content: Any, build: Callable[[Any], Any]) -> None:
+    def set_widget(self, key: str, content: Any, build: Callable[[str, Any], Widget]) -> None:
         old = self.widgets.pop(key, None)
         if old is not None:
             old.remove()
@@ -36,14 +36,13 @@ class ExtensionSlot(Vertical):
             self.mount(widget)
         self.display = bool(self.widgets)
 
-    def _make(self, key: str, content: Any, build: Callable[[Any], Any]) -> Widget:
+    def _make(self, key: str, content: Any, build: Callable[[str, Any], Widget]) -> Widget:
         if callable(content):
-            try:
-                made = build(content)
-            except Exception as exc:  # a broken factory is shown, the app carries on
-                return Static(f"[{key}] widget failed: {type(exc).__name__}: {exc}", markup=False,
-                              classes="widget-error")
-            if isinstance(made, Widget):
-                return made
-            content = made
+            return build(key, content)  # a failing factory becomes its error line
         return Static(as_renderable(content) or "", classes="extension-widget")
+
+    def clear(self) -> None:
+        for widget in self.widgets.values():
+            widget.remove()
+        self.widgets.clear()
+        self.display = False

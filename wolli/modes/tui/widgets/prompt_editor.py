@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from ....config.keybindings import current_keys
+from ....config.keys import event_canonical
 from ...prompt_history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
@@ -73,7 +74,7 @@ class PromptEditor(TextArea):
     # ------------------------------------------------------------------ keys
 
     async def _on_key(self, event: events.Key) -> None:
-        key = event.key
+        key = event_canonical(event.key)  # one spelling for every key (config/keys.py)
         if self.menu_open and key in ("up", "down", "tab", "enter", "escape"):
             self._consume(event)
             action = {"tab": "accept", "enter": "enter", "escape": "close"}.get(key, key)

@@ -58,13 +58,16 @@ class CustomMessageView(Static):
 
     DEFAULT_CLASSES = "message custom-message"
 
-    def __init__(self, message: Any, body: Any = None) -> None:
-        if body is None:
+    def __init__(self, message: Any, body: Any = None, error: Text | None = None) -> None:
+        if body is None:  # no renderer, or it failed: the label and the text, then the error
             from ....ai.types import content_text
 
             text = Text(f"[{terminal_safe(message.custom_type)}]\n", style="bold")
             text.append(terminal_safe(content_text(message.content) if not isinstance(message.content, str)
                                       else message.content))
+            if error is not None:
+                text.append("\n")
+                text.append_text(error)
             body = text
         super().__init__(body)
 

@@ -1,10 +1,12 @@
 """One tool call in the transcript: a header, and a body that fills in as results arrive.
 
 The header comes from the tool's ``render_call`` (else the built-in renderer of its name, else
-name and arguments); the body from ``render_result`` (else the built-in one). A renderer that
-raises is shown as a one-line error in its slot and the built-in rendering is used, so a
-broken extension never hides what the tool did. Rows are collapsed by default (a few lines of
-the body); Ctrl+O expands every row.
+name and arguments); the body from ``render_result`` (else the built-in one). A renderer may
+return text, lines, a Rich renderable or a Textual widget. One that raises (when called, or
+later while its renderable is drawn) is shown as one error line in its slot, the built-in
+rendering is used, and the traceback goes to the extension log: a broken extension never
+hides what the tool did, and never takes the app down (live or when a session is resumed).
+Rows are collapsed by default (a few lines of the body); Ctrl+O expands every row.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from rich.console import RenderableType
 from rich.text import Text
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ... import tool_text as builtin
-from ..rendering import as_renderable
+from ...render_context import ToolRenderContext
+from ..rendering import as_renderable, guard_widget
 
 if TYPE_CHECKING:
     from ....agent.tool import ToolResult
@@ -27,7 +30,7 @@ PENDING, RUNNING, SUCCESS, ERROR = "pending", "running", "success", "error"
 
 
 class ToolRow(Vertical):
-    DEFAULT_CSS = "ToolRow { height: auto; }"
+    DEFAULT_CSS = "ToolRow { height: auto; } ToolRow > .tool-slot { height: auto; }"
     DEFAULT_CLASSES = "tool-row"
 
     def __init__(self, tool_call_id: str, name: str, args: Any, *, context: Any) -> None:
@@ -41,9 +44,13 @@ class ToolRow(Vertical):
         self.result: ToolResult | None = None
         self.started_at: float | None = None
         self.elapsed_s: float | None = None
-        self.header = Static(self._header(), classes="tool-header")
+        self.renderer_errors: dict[str, Text] = {}  # slot -> the error line shown in it
+        self.shared: dict[str, Any] = {}  # ``context.state``: shared by the row's two renderers
+        self.last: dict[str, Any] = {}  # ``context.last_component`` per slot
+        self.header = Static("", classes="tool-header")
         self.body = Static("", classes="tool-body")
-        self.renderer_errors: list[str] = []
+        self.widgets: dict[str, Widget] = {}  # slot -> a widget a renderer returned
+        self._set_slot("render_call", self._header())
 
     def on_mount(self) -> None:
         # A row rebuilt from history (or scrolled back in) has its result and state already.
@@ -52,7 +59,11 @@ class ToolRow(Vertical):
 
     def compose(self):  # type: ignore[override]
         yield self.header
+        if "render_call" in self.widgets:
+            yield self.widgets["render_call"]
         yield self.body
+        if "render_result" in self.widgets:
+            yield self.widgets["render_result"]
 
     # ------------------------------------------------------------------ state
 
@@ -61,7 +72,7 @@ class ToolRow(Vertical):
             self.args = args
         self.started_at = time.monotonic()
         self.set_state(RUNNING)
-        self.header.update(self._header())
+        self._set_slot("render_call", self._header())
 
     def update_partial(self, partial: ToolResult) -> None:
         self.result = partial
@@ -79,6 +90,11 @@ class ToolRow(Vertical):
             self.expanded = expanded
             self._render_body(partial=self.state == RUNNING)
 
+    def invalidate(self) -> None:
+        """``context.invalidate()``: draw both slots again."""
+        self._set_slot("render_call", self._header())
+        self._render_body(partial=self.state == RUNNING)
+
     def on_click(self, event: Any) -> None:
         """A click expands or collapses this row alone (Ctrl+O does every row)."""
         event.stop()
@@ -94,51 +110,91 @@ class ToolRow(Vertical):
     def _definition(self) -> Any:
         return self.context.tool(self.tool_name)
 
-    def _custom(self, slot: str, *args: Any) -> RenderableType | None:
+    def _owner(self, definition: Any) -> str:
+        source = str(getattr(definition, "source", "") or "")
+        return source.removeprefix("extension:") or self.tool_name
+
+    def _custom(self, slot: str, *args: Any) -> Any:
+        """What the tool's own renderer for ``slot`` returned (a widget, or a guarded
+        renderable), or None for the built-in look (none given, or it raised)."""
         definition = self._definition()
         fn = getattr(definition, slot, None) if definition is not None else None
         if fn is None:
             return None
+        what = f"{slot} of {self.tool_name}"
+
+        def failed(exc: BaseException) -> Text:
+            line = self.context.renderer_failed(self._owner(definition), what, exc)
+            self.renderer_errors.setdefault(slot, line)
+            return line
+
         try:
-            return as_renderable(fn(*args))
+            value = fn(*args)
         except Exception as exc:  # the spec: a failing renderer falls back to the built-in one
-            message = f"{slot} of {self.tool_name} failed: {type(exc).__name__}: {exc}"
-            if message not in self.renderer_errors:
-                self.renderer_errors.append(message)
-                self.context.report_renderer_error(message)
+            if slot not in self.renderer_errors:
+                failed(exc)
             return None
+        self.renderer_errors.pop(slot, None)
+        self.last[slot] = value
+        if isinstance(value, Widget):
+            return value if value is self.widgets.get(slot) else guard_widget(value, failed)
+        return as_renderable(value, failed)
 
-    def _header(self) -> RenderableType:
-        custom = self._custom("render_call", self.args, self.context.ui_theme, self._render_context())
-        if custom is not None:
-            return custom
-        return builtin.call_header(self.tool_name, self.args, self.context.spec, self.context.cwd)
+    def _render_context(self, partial: bool = False) -> ToolRenderContext:
+        return ToolRenderContext(
+            tool_call_id=self.tool_call_id, args=self.args, cwd=self.context.cwd, expanded=self.expanded,
+            is_partial=partial, is_error=self.state == ERROR, execution_started=self.state != PENDING,
+            args_complete=self.args is not None, show_images=False, status=self.state, state=self.shared,
+            invalidate=self.invalidate)
 
-    def _render_context(self) -> dict[str, Any]:
-        return {"tool_call_id": self.tool_call_id, "cwd": self.context.cwd, "expanded": self.expanded,
-                "state": self.state}
+    def _header(self) -> Any:
+        custom = None
+        if self.args is not None:  # a row made from a result alone has no arguments to show
+            context = self._render_context()
+            context.last_component = self.last.get("render_call")
+            custom = self._custom("render_call", self.args, self.context.ui_theme, context)
+        builtin_header = builtin.call_header(self.tool_name, self.args, self.context.spec, self.context.cwd)
+        if custom is None:
+            error = self.renderer_errors.get("render_call")
+            return Text("\n").join([builtin_header, error]) if error is not None else builtin_header
+        return custom
 
     def _render_body(self, partial: bool = False) -> None:
         result = self.result
         if result is None:
-            self.body.update("")
+            self._set_slot("render_result", Text(""))
             return
         options = {"expanded": self.expanded, "is_partial": partial, "is_error": self.state == ERROR}
-        custom = self._custom("render_result", result, options, self.context.ui_theme, self._render_context())
-        parts: list[RenderableType] = []
-        if custom is not None:
-            parts.append(custom)
-        else:
+        context = self._render_context(partial)
+        context.last_component = self.last.get("render_result")
+        custom = self._custom("render_result", result, options, self.context.ui_theme, context)
+        if custom is None:
             text = "\n".join(getattr(b, "text", "") for b in result.content if getattr(b, "type", None) == "text")
-            parts.append(builtin.result_body(self.tool_name, self.args, text, result.details, self.state == ERROR,
-                                             self.expanded, self.context.spec, self.elapsed_s))
-        for error in self.renderer_errors:
-            parts.append(Text(error, style=self.context.spec.color("error") or "red"))
-        if len(parts) == 1:
-            self.body.update(parts[0])
-        elif all(isinstance(p, Text) for p in parts):
-            self.body.update(Text("\n").join(parts))  # type: ignore[arg-type]
-        else:
-            from rich.console import Group
+            custom = builtin.result_body(self.tool_name, self.args, text, result.details, self.state == ERROR,
+                                         self.expanded, self.context.spec, self.elapsed_s)
+            error = self.renderer_errors.get("render_result")
+            if error is not None:
+                custom = Text("\n").join([custom, error])
+        self._set_slot("render_result", custom)
 
-            self.body.update(Group(*parts))
+    def _set_slot(self, slot: str, value: Any) -> None:
+        """Show ``value`` (a renderable, or a widget a renderer returned) in ``slot``."""
+        static = self.header if slot == "render_call" else self.body
+        old = self.widgets.get(slot)
+        if isinstance(value, Widget):
+            static.display = False
+            if old is value:
+                return
+            if old is not None and old.is_mounted:
+                old.remove()
+            value.add_class("tool-slot")
+            self.widgets[slot] = value
+            if self.is_mounted:
+                self.mount(value, after=static)
+            return
+        if old is not None:
+            del self.widgets[slot]
+            if old.is_mounted:
+                old.remove()
+        static.display = True
+        static.update(value)

@@ -9,6 +9,12 @@ grow with the length of the conversation.
 History (a resumed or switched-to session) starts with fewer rows, ``HISTORY_WINDOW``: mounting
 and styling rows is most of the time a resume takes, and a screenful is what is seen. If they do
 not fill the screen, a few more are mounted until they do.
+
+The view follows the end while the user has not scrolled away. Scrolled up, arriving output
+does not move the view: a "new output below" line at the bottom says there is more, and
+sending a prompt or command (or Ctrl+End, or a click on that line) goes back to the end.
+A row whose widget cannot be built (an extension's renderer failing in a way nothing
+caught) becomes a one-line error instead of taking the app down.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
@@ -24,6 +31,18 @@ MAX_MOUNTED = 24
 PAGE = 20
 HISTORY_WINDOW = 10  # rows of history mounted at first (a screen of answers; more as it scrolls)
 FILL_STEP = 6  # rows added at a time while the history does not fill the screen
+
+
+class NewOutputMarker(Static):
+    """The line at the bottom of a transcript scrolled away from its end while output arrives."""
+
+    DEFAULT_CSS = "NewOutputMarker { dock: bottom; height: 1; }"
+
+    def on_click(self, event: Any) -> None:
+        event.stop()
+        parent = self.parent
+        if isinstance(parent, Transcript):
+            parent.follow()
 
 
 class Transcript(VerticalScroll):
@@ -36,10 +55,68 @@ class Transcript(VerticalScroll):
         self.first_mounted = 0
         self.more = Static("", classes="earlier", markup=False)
         self.more.display = False
+        # False once the user scrolled away from the end; then arriving output leaves the view
+        # where it is and shows ``marker`` instead.
+        self.following = True
+        self.marker = NewOutputMarker("", classes="new-output")
+        self.marker.display = False
+        self._growing_above = False  # earlier rows are being mounted: not new output
 
     def on_mount(self) -> None:
         self.mount(self.more)
+        self.mount(self.marker)
         self.call_after_refresh(self._update_anchor)
+
+    # ------------------------------------------------------------------ following the end
+
+    def follow(self) -> None:
+        """Back to the end, and stay there as output arrives."""
+        self.following = True
+        self.marker.display = False
+        if self.is_anchored:
+            self.anchor()  # re-anchors (and scrolls to the end) after the user scrolled away
+        else:
+            self.scroll_end(animate=False, immediate=True)
+
+    def page(self, pages: int) -> None:
+        """PageUp (-1) / PageDown (1) from the editor; PageUp at the top shows earlier rows."""
+        if pages < 0:
+            if self.scroll_y <= 0 and self.first_mounted:
+                self.show_earlier()
+            else:
+                self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)
+
+    def to_top(self) -> None:
+        """Ctrl+Home: the previous page of rows, and the top of the transcript."""
+        self.show_earlier()
+        self.scroll_home(animate=False)
+
+    def release_anchor(self) -> None:
+        # Textual calls this when the user scrolls away (wheel, scrollbar, PageUp, Home).
+        super().release_anchor()
+        self.following = False
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new >= self.max_scroll_y:  # back at the end: follow from here
+            if not self.following or self.marker.display:
+                self.following = True
+                self.marker.display = False
+                if self.is_anchored:
+                    self.anchor()  # at the end again: follow from here
+
+    def _arrived(self) -> None:
+        """Output arrived: say so when the user is reading further up."""
+        if self._growing_above:
+            return
+        if not self.following and self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y:
+            from ....config.keybindings import key_text
+
+            keys = key_text("app.transcript.end")
+            self.marker.update(Text(f"↓ new output below{f' · {keys}' if keys else ''}"))
+            self.marker.display = True
 
     def _update_anchor(self) -> None:
         """Follow the end while the rows overflow the screen; rows that fit sit at the top
@@ -52,6 +129,8 @@ class Transcript(VerticalScroll):
 
     def watch_virtual_size(self, size) -> None:  # type: ignore[no-untyped-def]
         self._update_anchor()  # rows grew or shrank (a long answer, a new session)
+        if not self.following:
+            self._arrived()
 
     def on_resize(self) -> None:
         self._update_anchor()  # the screen or the editor changed height
@@ -79,7 +158,7 @@ class Transcript(VerticalScroll):
                 widget.remove()
             self.mounted = []
             self.first_mounted = window_start
-        widgets = [build() for build in self.items[window_start:]]
+        widgets = [self._build(build) for build in self.items[window_start:]]
         self.mounted.extend(widgets)
         if widgets:
             self.mount_all(widgets)
@@ -125,12 +204,25 @@ class Transcript(VerticalScroll):
         if not self.first_mounted:
             return 0
         start = max(0, self.first_mounted - count)
-        widgets = [build() for build in self.items[start : self.first_mounted]]
+        widgets = [self._build(build) for build in self.items[start : self.first_mounted]]
+        self._growing_above = True
+        self.call_after_refresh(self._grown_above)
         self.mount_all(widgets, after=self.more)
         self.mounted[:0] = widgets
         self.first_mounted = start
         self._update_more()
         return len(widgets)
+
+    def _grown_above(self) -> None:
+        self._growing_above = False
+
+    def _build(self, build: Callable[[], Widget]) -> Widget:
+        """A row's widget; one that cannot be built is a one-line error, never a crash."""
+        try:
+            return build()
+        except Exception as exc:
+            line = getattr(self.app, "extension_failed")("wolli", "drawing a transcript row", exc)  # noqa: B009
+            return Static(line, classes="notice notice-error")
 
     def _on_mouse_scroll_up(self, event) -> None:
         # At the top already: the wheel asks for the rows above the window.

@@ -111,7 +111,9 @@ class WorkingRow(Widget):
         self.refresh()  # one line, fixed height: no layout pass per tick
 
     def render(self) -> Any:  # what tests and screenshots read
-        return self._row
+        from rich.text import Text
+
+        return Text(self._row) if isinstance(self._row, str) else self._row  # literal: no markup
 
     def on_resize(self) -> None:
         self._strip = None
