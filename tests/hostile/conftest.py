@@ -14,7 +14,7 @@ import pytest
 from tests.support.loopback import LoopbackServer
 from tests.support.openai_chat import write_models_json
 
-from .harness import Finished, Running, run
+from .harness import MEMORY_LIMIT_MB, TIME_LIMIT_S, Finished, Running, assert_bounded, run
 
 MODEL = ["--model", "local/local-model"]
 # The key the provider is configured with: it must never appear anywhere Wolli writes.
@@ -37,7 +37,12 @@ class Project:
         path.write_text(json.dumps(current))
 
     def run(self, *args: str, **kwargs: Any) -> Finished:
-        return run([*args], cwd=self.root, **kwargs)
+        """Run ``wolli *args`` here; every case first asserts it ended by itself in time and
+        within its memory limit (the harness' defaults unless given)."""
+        result = run([*args], cwd=self.root, **kwargs)
+        assert_bounded(result, seconds=kwargs.get("seconds", TIME_LIMIT_S),
+                       memory_mb=kwargs.get("memory_mb", MEMORY_LIMIT_MB))
+        return result
 
     def start(self, *args: str, **kwargs: Any) -> Running:
         return Running([*args], cwd=self.root, **kwargs)

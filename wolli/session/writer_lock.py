@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 
 from ..config.paths import ensure_private_dir
+from ..config.safe_files import read_head
 
 try:
     import fcntl
@@ -57,7 +58,7 @@ def _key(path: Path) -> str:
 
 def _read_owner(path: Path) -> tuple[int | None, str | None]:
     try:
-        text = path.read_text("utf-8", "replace")[:200]
+        text = read_head(path, 200)[0].decode("utf-8", "replace")  # a pid and a host name, never more
     except OSError:
         return None, None
     pid_text, _, host = text.strip().partition(" ")
