@@ -64,6 +64,7 @@ async def run_blocking(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> 
             future.set_exception(value)
 
     def job() -> None:
+        value: Any
         try:
             value, ok = call(), True
         except BaseException as exc:  # handed to the awaiting task, raised there
