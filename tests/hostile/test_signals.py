@@ -55,7 +55,8 @@ def blocked_run(project: Project, tool: str, *mode: str):
     os.mkfifo(project.root / "pipe")
     (project.root / "blocking.py").write_text(EXTENSION)
     project.server.push(tool_call_answer(tool, {"path": str(project.root / "pipe")}), text_answer("never"))
-    return ["-e", "blocking.py", *MODEL, *mode]
+    # yolo: the blocking tool must run in the interactive modes too (they ask by default)
+    return ["-e", "blocking.py", "--permission-mode", "yolo", *MODEL, *mode]
 
 
 def wait_blocked(project: Project) -> None:
