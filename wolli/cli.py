@@ -269,10 +269,10 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
         session=args.session,
         continue_recent=args.continue_,
         no_session=args.no_session,
-        system_prompt=args.system_prompt,
-        append_system_prompt=args.append_system_prompt,
+        system_prompt=None if args.system_prompt is None else _text_argument(args.system_prompt),
+        append_system_prompt=None if args.append_system_prompt is None else _text_argument(args.append_system_prompt),
         files=list(args.files),
-        messages=list(args.messages),
+        messages=[_text_argument(m) for m in args.messages],
         stdin_text=stdin_text,
         unknown_options=dict(args.unknown_options),
         option_followers=dict(args.option_followers),
@@ -289,6 +289,18 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
         require_model=mode in ("print", "json"),
         require_prompt=mode in ("print", "json"),
     )
+
+
+def _text_argument(value: str) -> str:
+    """Prompt text from argv as UTF-8: undecodable bytes become U+FFFD, said on stderr
+    (file names keep their bytes: they name files)."""
+    from .config.text_safety import repair_argument
+
+    fixed = repair_argument(value)
+    if fixed is not value:
+        print("wolli: an argument is not valid UTF-8: undecodable bytes were replaced with U+FFFD",
+              file=sys.stderr)
+    return fixed
 
 
 def main(argv: list[str] | None = None) -> int:

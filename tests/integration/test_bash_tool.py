@@ -231,6 +231,20 @@ async def test_ten_megabytes_complete_quickly_in_bounded_memory(tool):
     assert result.details.truncation.total_bytes == 10_000_000
 
 
+async def test_the_full_output_file_stops_at_its_limit(tool, monkeypatch):
+    """A command that prints for ever must not fill the disk: the file keeps its first part."""
+    import wolli.tools.bash as bash_module
+
+    monkeypatch.setattr(bash_module, "FULL_OUTPUT_LIMIT", 1_000_000)
+    result = await asyncio.wait_for(run(tool, "yes | head -c 3000000"), 30)
+    path = result.details.full_output_path
+    assert os.path.getsize(path) == 1_000_000
+    assert result.details.truncation.total_bytes == 3_000_000  # still counted whole
+    notice = result.text().rsplit("\n\n", 1)[1]
+    assert notice == ("[Showing lines 1498001-1500000 of 1500000. Full output, its first 976.6KB only "
+                      f"(the file stops at that limit): {path}]")
+
+
 # ---------------------------------------------------------------------------- seams
 
 

@@ -148,8 +148,9 @@ def test_a_model_without_a_key_fails_fast_with_instructions(project):
 
 def test_unknown_session_id_and_broken_session_file_are_clear_errors(project, tmp_path, local_model):
     unknown = wolli(["-p", *MODEL, "--session", "deadbeef", "hi"], project)
-    assert unknown.returncode == 1
-    assert "deadbeef" in unknown.stderr and "Traceback" not in unknown.stderr
+    assert unknown.returncode == 2  # a mistake on the command line, like a missing path
+    assert "--session: no session with an id starting with 'deadbeef'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
     broken = tmp_path / "broken.jsonl"
     broken.write_text("this is not a session\n")
     result = wolli(["-p", *MODEL, "--session", str(broken), "hi"], project)

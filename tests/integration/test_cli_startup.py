@@ -265,6 +265,7 @@ def test_broken_settings_auth_and_keybindings_are_warnings_and_the_run_goes_on(
 ):
     (wolli_home / "settings.json").write_text('{\n  "retry": {"maxRetries": "three"}\n}')
     (wolli_home / "auth.json").write_text('{"anthropic": ')
+    (wolli_home / "auth.json").chmod(0o600)  # as Wolli writes it (a wider mode is its own warning)
     (wolli_home / "keybindings.json").write_text('{"sbumit": "enter"}')
     loopback.push(text_answer("fine"))
     result = wolli(["-p", *MODEL, "hello"], project)

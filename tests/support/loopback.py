@@ -46,6 +46,9 @@ class Reply:
     pause: float = 0.0
     # After the body, keep the connection open until the client goes away.
     hang: bool = False
+    # After the body, send this chunk again and again until the client goes away (an
+    # endless stream: a line that never ends, tokens that never stop).
+    repeat: bytes | None = None
     # Called before each write with the number of body bytes sent so far (0 first), and once
     # with the full length after the last: lets a test act at an exact point of a stream.
     on_write: Callable[[int], None] | None = None
@@ -206,6 +209,10 @@ class LoopbackServer:
                 time.sleep(reply.pause)
         if reply.on_write is not None:
             reply.on_write(len(body))
+        if reply.repeat:
+            frame = f"{len(reply.repeat):x}\r\n".encode() + reply.repeat + b"\r\n"
+            while not self._closed.is_set():
+                conn.sendall(frame)  # raises OSError once the client is gone
         if reply.cut_after is not None:
             conn.shutdown(socket.SHUT_RDWR)
             return False

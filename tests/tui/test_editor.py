@@ -166,3 +166,20 @@ async def test_an_image_for_a_text_only_model_is_refused_and_a_text_path_stays_t
         app.editor.post_message(events.Paste(str(project / "notes.txt")))
         await wait_until(lambda: app.editor.text.endswith("notes.txt"), 5, "the path as text")
         await pilot.pause()
+
+
+async def test_the_working_row_counts_the_seconds_the_model_has_been_silent(make_app, faux, monkeypatch):
+    from wolli.ai.providers.faux import FauxResponse, faux_text
+    from wolli.modes.tui.widgets import working_row
+
+    monkeypatch.setattr(working_row, "SHOW_WAIT_AFTER_S", 1)
+    app = make_app()
+    async with running(app) as pilot:
+        faux.push(FauxResponse(blocks=[faux_text("thinking about it")], hang=True))
+        await type_and_send(pilot, "go")
+        session = app.controller.session
+        await wait_until(lambda: session.is_streaming, 5, "streaming")
+        await wait_until(lambda: "no data from the model for 1s" in str(app.working.render()), 5, "the wait shown")
+        await pilot.press("escape")
+        await wait_until(lambda: session.is_idle(), 5, "the abort")
+        assert app.working.waiting_since is None

@@ -140,7 +140,13 @@ def test_extract_error_message_from_every_recorded_body(name):
 
 
 def test_extract_error_message_other_shapes():
-    assert extract_error_message(502, "<html>Bad Gateway</html>") == "502 <html>Bad Gateway</html>"
+    # An HTML page (a proxy's, a load balancer's) is reduced to its status and title.
+    assert extract_error_message(502, "<html>Bad Gateway</html>") == (
+        "502 Bad Gateway (the server answered with an HTML page, not the provider's API)")
+    page = "<!DOCTYPE html>\n<html><head><title>Cloudflare &amp; friends: origin down</title></head>" \
+           "<body><h1>Error</h1><script>var x = 1;</script></body></html>"
+    assert extract_error_message(500, page) == (
+        '500 Internal Server Error (the server answered with an HTML page: "Cloudflare & friends: origin down")')
     assert extract_error_message(503, "") == "503 Service Unavailable"
     assert extract_error_message(400, '{"error": "plain string"}') == "400 plain string"
     assert extract_error_message(400, '{"message": "top level"}') == "400 top level"

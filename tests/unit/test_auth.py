@@ -107,6 +107,16 @@ def test_command_timeout_kills_the_whole_pipeline(wolli_home, tmp_path):
     assert not marker.exists()
 
 
+def test_a_command_printing_without_end_is_stopped_at_once(wolli_home):
+    import time
+
+    auth = AuthStorage()
+    started = time.monotonic()
+    with pytest.raises(AuthError, match="printed more than 64 KB; a key command prints the key and nothing else"):
+        resolve_key_value("!yes", what="auth.json entry for 'x'", timeout=auth.command_timeout)
+    assert time.monotonic() - started < 5  # not the 15 s timeout
+
+
 def test_failed_command_is_not_cached(wolli_home, tmp_path):
     flag = tmp_path / "ok"
     write_auth(wolli_home, {"anthropic": f"!test -e {flag} && echo sk-later"})

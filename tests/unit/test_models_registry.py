@@ -261,18 +261,58 @@ def test_wrong_shapes_are_reported_per_entry(wolli_home):
     errors = "\n".join(registry.load_errors)
     assert registry.get("good/ok-model") is not None
     assert registry.get("good/typo") is not None  # unknown key ignored, model kept
-    assert "providers.good.models[1]" in errors and '"id" is required' in errors
+    assert 'providers.good.models[1]: missing "id" (the model name the server expects); model skipped' in errors
     assert "providers.good.models[2] (bad-window)" in errors and "contextWindow" in errors
     assert "providers.good.models[3]" in errors
     assert "'maxToken' (did you mean 'maxTokens'?)" in errors
-    assert registry.get("noapi/m") is None and 'providers.noapi.models[0] (m): no "api"' in errors
-    assert registry.get("nourl/m") is None and 'no "baseUrl"' in errors
+    assert registry.get("noapi/m") is None and 'providers.noapi.models[0] (m): missing "api"' in errors
+    assert registry.get("nourl/m") is None and 'providers.nourl.models[0] (m): missing "baseUrl"' in errors
     assert "providers.empty: defines no models" in errors
     assert "unknown api 'openai-completion'; did you mean 'openai-completions'?" in errors
     assert "providers.badheaders: 'headers' must be an object of string values" in errors
     assert registry.get("badheaders/m") is None
     assert "'baseURL' (did you mean 'baseUrl'?)" in errors
     assert len(registry.all()) >= len(builtin_models()) + 2
+
+
+def test_every_missing_field_is_named_at_once(wolli_home):
+    write_models(wolli_home, {"providers": {"bare": {"models": [{"name": "nothing else"}, {"id": "m"}]}}})
+    errors = ModelRegistry().load_errors
+    assert errors[0].endswith(
+        'providers.bare.models[0]: missing "id" (the model name the server expects), "api" (on the provider or '
+        'the model, e.g. "openai-completions") and "baseUrl" (on the provider, e.g. "http://localhost:11434/v1"); '
+        "model skipped")
+    assert errors[1].endswith('providers.bare.models[1] (m): missing "api" (on the provider or the model, e.g. '
+                              '"openai-completions") and "baseUrl" (on the provider, e.g. "http://localhost:11434/v1"); '
+                              "model skipped")
+
+
+def test_pis_compat_object_is_read_at_provider_and_model_level(wolli_home):
+    from wolli.ai.providers.openai_compat import resolve_compat
+    from wolli.ai.providers.openai_completions import build_payload
+    from wolli.ai.types import Context, StreamOptions
+
+    write_models(wolli_home, {"providers": {"proxy": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+        "compat": {"supportsUsageInStreaming": False, "maxTokensField": "max_tokens", "supportsStore": True,
+                   "openRouterRouting": {"only": ["anthropic"]}, "supportsStrictMode": True},
+        "models": [{"id": "a"},
+                   {"id": "b", "compat": {"supportsStore": False, "thinkingFormat": "deepseek", "maxTokenField": 1}}],
+    }}})
+    registry = ModelRegistry()
+    errors = registry.load_errors
+    assert len(errors) == 2, errors
+    assert errors[0].endswith("providers.proxy.models[1] (b).compat.thinkingFormat: 'deepseek' is not one of "
+                              "openai, openrouter, zai, qwen, qwen-chat-template, none (Wolli's values); the detected "
+                              "default applies")
+    assert errors[1].endswith("providers.proxy.models[1] (b).compat.maxTokenField: unknown compat key (did you mean "
+                              "'maxTokensField'?); ignored")
+    a, b = registry.get("proxy/a"), registry.get("proxy/b")
+    assert resolve_compat(a).supports_store is True and resolve_compat(b).supports_store is False
+    assert resolve_compat(b).supports_usage_in_streaming is False and resolve_compat(b).thinking_format == "openai"
+    payload = build_payload(a, Context(messages=[]), StreamOptions(max_tokens=100))
+    assert payload["provider"] == {"only": ["anthropic"]} and "stream_options" not in payload
+    assert payload["max_tokens"] == 100 and payload["store"] is False
 
 
 def test_top_level_must_be_providers(wolli_home):

@@ -36,3 +36,18 @@ def test_encoding_escapes_line_separators_and_round_trips():
 def test_decoding_names_the_problem(line, problem):
     with pytest.raises(ValueError, match=problem):
         decode_record(line)
+
+
+def test_a_record_over_the_limit_is_skipped_to_its_end_without_being_kept():
+    from wolli.modes.rpc.framing import OversizedRecord
+
+    splitter = LineSplitter(max_record=10)
+    assert splitter.feed(b"0123") == []
+    out = splitter.feed(b"456789abcdef")  # past the limit, no newline yet: dropped now
+    assert len(out) == 1 and isinstance(out[0], OversizedRecord)
+    assert splitter.feed(b"still the same line") == []
+    assert splitter.feed(b'...end\n{"a":1}\n') == [b'{"a":1}']
+    with pytest.raises(ValueError, match="longer than 64 MB; it was skipped"):
+        decode_record(OversizedRecord())
+    # A complete line that is too long, arriving in one read, is refused the same way.
+    assert [type(r) for r in splitter.feed(b"x" * 20 + b"\nok\n")] == [OversizedRecord, bytes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import weakref
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,20 @@ def collector_on():
 # ---------------------------------------------------------------------------- the reference
 
 
-def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
-    """The loading rules spelled out line by line: header, kept entries, errors in order."""
+def reference_load(raw: bytes) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[str]]:
+    """The loading rules spelled out line by line: header, kept entries, errors in order.
+    The header is None when the file had none and a new one is made (its id is random)."""
     lines = raw.split(b"\n")
     torn = lines.pop()
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         first, lines, torn = 0, [torn], b""
-    header = store.parse_header(lines[first])
+    try:
+        header: dict[str, Any] | None = store.parse_header(lines[first]).to_json_dict()
+        lost = None
+    except store.SessionFileError as exc:  # entries without a header: read them all
+        header, lost = None, exc
+        first -= 1
     numbered = [(first + 2 + i, line) for i, line in enumerate(lines[first + 1 :]) if line.strip()]
     torn_number = None
     if torn.strip():
@@ -87,6 +94,12 @@ def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], li
         if entry.id in seen:
             duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
             continue
+        if entry.parent_id is not None and entry.parent_id not in seen and entry.parent_id not in skipped:
+            before = entries[-1].id if entries else None  # a dangling parent: the entry before
+            errors.append(f"line {number}: entry {entry.id} names a parent {entry.parent_id} that is not in the "
+                          "file; " + (f"attached it to the entry before it ({before})" if before else
+                                      "made it the first entry"))
+            entry.parent_id = before
         seen.add(entry.id)
         entries.append(entry)
     for entry in entries:  # children of skipped lines hang on the nearest kept ancestor
@@ -94,7 +107,11 @@ def reference_load(raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], li
         while parent in skipped and hops <= len(skipped):
             parent, hops = skipped[parent], hops + 1
         entry.parent_id = parent
-    return header.to_json_dict(), [e.to_json_dict() for e in entries], errors + duplicates
+    if lost is not None:
+        if not entries:
+            raise lost
+        errors.insert(0, f"line {first + 2}: no session header ({lost}); made a new one")
+    return header, [e.to_json_dict() for e in entries], errors + duplicates
 
 
 def reference_tree(entries: list[Any]) -> dict[str, Any]:
@@ -217,10 +234,19 @@ def test_load_keeps_and_reports_exactly_what_the_line_by_line_rules_do(tmp_path,
             store.load(path)
         return
     loaded = store.load(path)
-    assert (loaded.header.to_json_dict(), [e.to_json_dict() for e in loaded.entries], loaded.errors) == expected
+    header = loaded.header.to_json_dict()
+    if expected[0] is None:  # rebuilt: a fresh id, the first entry's time, this folder
+        assert loaded.header_rebuilt and header["cwd"] == os.getcwd()
+        assert header["timestamp"] == loaded.entries[0].timestamp
+        header = None
+    assert (header, [e.to_json_dict() for e in loaded.entries], loaded.errors) == expected
 
     manager = SessionManager.open(path)
     tree = reference_tree(loaded.entries)
+    if expected[0] is None:
+        assert manager.load_errors[-1] == f"saved with a new session header; the original is kept as {path}.no-header"
+        manager.load_errors.pop()
+        os.remove(f"{path}.no-header")
     assert manager.load_errors == expected[2]
     assert [e.to_json_dict() for e in manager.get_entries()] == expected[1]
     assert manager.get_leaf_id() == tree["leaf"]
@@ -304,12 +330,14 @@ def test_one_damaged_line_in_a_long_session_costs_only_that_line(tmp_path):
     lines[299] = lines[299].replace('"role":"user"', '"role":"robot"')
     path.write_text("\n".join(lines) + "\n")
     manager = SessionManager.open(path)
-    assert [e.split(":")[0] for e in manager.load_errors] == ["line 201", "line 300"]
-    assert "not valid JSON" in manager.load_errors[0] and "invalid entry" in manager.load_errors[1]
+    assert [e.split(":")[0] for e in manager.load_errors] == ["line 201", "line 202", "line 300"]
+    assert "not valid JSON" in manager.load_errors[0] and "invalid entry" in manager.load_errors[2]
+    assert "names a parent" in manager.load_errors[1] and "attached it to the entry before it" in manager.load_errors[1]
     assert len(manager.get_entries()) == len(lines) - 1 - 2
-    # The leaf's path starts after the entry whose id was lost with its JSON (line 201); the
-    # skipped line 300 kept its id, so the entries after it hang on its parent instead.
-    assert len(manager.build_session_context().messages) == len(lines) - 201 - 1
+    # The entry after the line whose id was lost with its JSON (line 201) hangs on the entry
+    # before that line; the skipped line 300 kept its id, so the entries after it hang on its
+    # parent. The whole history stays one branch: every kept message is in the context.
+    assert len(manager.build_session_context().messages) == len(lines) - 1 - 2 - 2
 
 
 def test_opening_a_long_session_runs_no_collection(tmp_path, collector_on):
@@ -396,11 +424,14 @@ def test_child_index_is_built_on_first_use_and_kept_current(tmp_path):
     assert [e.id for e in manager.get_children("aaaaaaaa")] == ["bbbbbbbb", "cccccccc"]
     assert [e.id for e in manager.get_children("bbbbbbbb")] == [before]
     assert [e.id for e in manager.get_children(None)] == ["aaaaaaaa"]
-    assert [e.id for e in manager.get_children("zzzzzzzz")] == ["dddddddd"]
+    # The entry whose parent is missing hangs on the entry before it (reported on load).
+    assert [e.id for e in manager.get_children("cccccccc")] == ["dddddddd"]
+    assert manager.load_errors == ["line 5: entry dddddddd names a parent zzzzzzzz that is not in the file; "
+                                   "attached it to the entry before it (cccccccc)"]
     manager.branch("aaaaaaaa")
     after = manager.append_custom_entry("t")  # appended after: the index follows
     assert [e.id for e in manager.get_children("aaaaaaaa")] == ["bbbbbbbb", "cccccccc", after]
-    assert [n.entry.id for n in manager.get_tree()] == ["aaaaaaaa", "dddddddd"]
+    assert [n.entry.id for n in manager.get_tree()] == ["aaaaaaaa"]
     reopened = SessionManager.open(path)
     assert [e.id for e in reopened.get_children("aaaaaaaa")] == ["bbbbbbbb", "cccccccc", after]
     assert reopened.get_leaf_id() == after

@@ -441,5 +441,9 @@ def test_file_deleted_behind_our_back_gets_its_header_again(tmp_path):
     path.unlink()
     m.append_message(user("after delete"))
     reopened = SessionManager.open(path)
-    assert reopened.get_session_id() == m.get_session_id() and reopened.load_errors == []
+    assert reopened.get_session_id() == m.get_session_id()
+    # Its parent went with the deleted file: said, and the entry starts the history.
+    assert reopened.load_errors == [f"line 2: entry {reopened.get_entries()[0].id} names a parent "
+                                    f"{m.get_entries()[-2].id} that is not in the file; made it the first entry"]
     assert [e.message.content for e in reopened.get_entries()] == ["after delete"]
+    assert reopened.get_entries()[0].parent_id is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -93,8 +94,8 @@ def test_empty_file_loads_as_empty(tmp_path):
 @pytest.mark.parametrize(
     "content, reason",
     [
-        (_entry("aaaaaaaa", None) + "\n", "not a session header"),
         ("garbage\n" + HEADER + "\n", "not valid JSON"),
+        ("garbage\nmore garbage\n", "not valid JSON"),
         ('{"type":"session","version":3}\n', "header is invalid"),
         ('{"type":"session","id":"x","cw', "not valid JSON"),
     ],
@@ -107,6 +108,25 @@ def test_missing_or_invalid_header_is_a_clear_error(tmp_path, content, reason):
     assert reason in str(info.value) and str(path) in str(info.value)
     with pytest.raises(store.SessionFileError):
         SessionManager.open(path)
+
+
+def test_entries_that_lost_their_header_are_kept_under_a_new_one(tmp_path):
+    """The first line lost (or damaged) but entries follow: repaired, never refused."""
+    path = tmp_path / "2026-01-02T03-04-05-006Z_0d5eb799-16bc-4845-85db-a46e1a5c93dc.jsonl"
+    lines = [_entry("aaaaaaaa", None), _entry("bbbbbbbb", "aaaaaaaa")]
+    path.write_text("\n".join(lines) + "\n")
+    loaded = store.load(path)
+    assert loaded.header_rebuilt and [e.id for e in loaded.entries] == ["aaaaaaaa", "bbbbbbbb"]
+    assert loaded.header.id == "0d5eb799-16bc-4845-85db-a46e1a5c93dc"  # from the file name
+    assert loaded.errors == ["line 1: no session header (the first line is not a session header "
+                             '({"type":"session",...})); made a new one']
+    manager = SessionManager.open(path)
+    assert manager.load_errors[-1] == f"saved with a new session header; the original is kept as {path}.no-header"
+    assert Path(f"{path}.no-header").read_text() == "\n".join(lines) + "\n"
+    manager.append_custom_entry("t")
+    again = SessionManager.open(path)
+    assert again.load_errors == [] and again.get_session_id() == manager.get_session_id()
+    assert len(again.get_entries()) == 3
 
 
 def test_unreadable_path_is_a_clear_error(tmp_path):

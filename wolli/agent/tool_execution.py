@@ -29,7 +29,9 @@ from pydantic import BaseModel
 
 from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from ..config.daemon_threads import run_blocking
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
+from .result_caps import cap_tool_result
 from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 
 
@@ -289,6 +291,7 @@ class _Batch:
                 )
                 if patch.is_error is not None:
                     is_error = patch.is_error
+        result = cap_tool_result(result)  # what a tool may put in the session and the context
         if result.is_error != is_error:  # the end event and its result must agree
             result = dataclasses.replace(result, is_error=is_error)
         plan.result, plan.is_error = result, is_error
@@ -387,7 +390,7 @@ async def _invoke(plan: _Planned, signal: AbortSignal, emit: Emit, tool_context:
     def on_update(partial: Any) -> None:
         if plan.closed:
             return
-        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, normalize_result(partial))
+        event = ToolExecutionUpdateEvent(call.id, call.name, call.arguments, cap_tool_result(normalize_result(partial)))
         previous = plan.updates[-1] if plan.updates else None
 
         async def deliver() -> None:
@@ -408,7 +411,8 @@ async def _invoke(plan: _Planned, signal: AbortSignal, emit: Emit, tool_context:
             except RuntimeError:  # loop closed under a stray thread
                 pass
 
-        value = await asyncio.to_thread(tool.execute, call.id, plan.params, signal, threadsafe_update, tool_context)
+        # A daemon thread: one stuck in the kernel is abandoned on abort, never joined at exit.
+        value = await run_blocking(tool.execute, call.id, plan.params, signal, threadsafe_update, tool_context)
         if inspect.isawaitable(value):
             value = await value
     return normalize_result(value)

@@ -24,8 +24,10 @@ from typing import Any
 
 from ..config.errors import json_syntax_error
 from ..config.file_lock import locked
-from ..config.paths import auth_path
+from ..config.paths import auth_path, ensure_private_dir
+from ..config.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .env_keys import env_var_for, get_env_api_key
+from .redact import remember_secret
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _command_cache: dict[str, str] = {}
@@ -60,10 +62,13 @@ def resolve_key_value(value: str, *, what: str = "key", timeout: float = DEFAULT
     if not text:
         return None
     if text.startswith("!"):
-        return _run_key_command(text[1:].strip(), what, timeout)
-    if _ENV_NAME.match(text) and text in os.environ:
-        return os.environ[text].strip() or None
-    return text
+        key: str | None = _run_key_command(text[1:].strip(), what, timeout)
+    elif _ENV_NAME.match(text) and text in os.environ:
+        key = os.environ[text].strip() or None
+    else:
+        key = text
+    remember_secret(key)  # whatever its source, a resolved key is never printed or stored
+    return key
 
 
 def _run_key_command(command: str, what: str, timeout: float) -> str:
@@ -87,12 +92,18 @@ def _run_key_command(command: str, what: str, timeout: float) -> str:
     except OSError as exc:
         raise AuthError(f"{what}: could not start the key command `{command}`: {exc}") from exc
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = _bounded_output(proc, timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         raise AuthError(
             f"{what}: the key command `{command}` did not finish within {timeout:g}s; "
             "check that it runs without prompting"
+        ) from None
+    except _TooMuchOutput:
+        _kill_group(proc)
+        raise AuthError(
+            f"{what}: the key command `{command}` printed more than {KEY_OUTPUT_LIMIT // 1024} KB; "
+            "a key command prints the key and nothing else"
         ) from None
     if proc.returncode != 0:
         detail = (err or "").strip().splitlines()
@@ -104,6 +115,51 @@ def _run_key_command(command: str, what: str, timeout: float) -> str:
     with _command_lock:
         _command_cache[command] = key
     return key
+
+
+# A key command prints a key: anything near this much is a mistake (``yes``, a whole file).
+KEY_OUTPUT_LIMIT = 64 * 1024
+
+
+class _TooMuchOutput(Exception):
+    pass
+
+
+def _bounded_output(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
+    """stdout and stderr of ``proc`` within ``timeout``, each at most ``KEY_OUTPUT_LIMIT``
+    characters (``communicate`` would hold whatever the command prints)."""
+    import time
+
+    streams = {"out": proc.stdout, "err": proc.stderr}
+    chunks: dict[str, list[str]] = {"out": [], "err": []}
+    sizes = {"out": 0, "err": 0}
+
+    def drain(name: str) -> None:
+        stream = streams[name]
+        assert stream is not None
+        while True:
+            piece = stream.read(4096)
+            if not piece:
+                return
+            chunks[name].append(piece)
+            sizes[name] += len(piece)
+            if sizes[name] > KEY_OUTPUT_LIMIT:
+                return  # enough: the command is killed, not read to its end
+
+    readers = [threading.Thread(target=drain, args=(name,), daemon=True) for name in streams]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    while any(reader.is_alive() for reader in readers):
+        if sizes["out"] > KEY_OUTPUT_LIMIT or sizes["err"] > KEY_OUTPUT_LIMIT:
+            raise _TooMuchOutput()
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        readers[0].join(0.01)
+    if sizes["out"] > KEY_OUTPUT_LIMIT or sizes["err"] > KEY_OUTPUT_LIMIT:
+        raise _TooMuchOutput()
+    proc.wait(max(0.0, deadline - time.monotonic()))
+    return "".join(chunks["out"]), "".join(chunks["err"])
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
@@ -125,6 +181,20 @@ def _entry_value(entry: Any) -> str | None:
     return None
 
 
+def _tighten(path: Path, mode: int) -> str | None:
+    """auth.json holds keys: wider than 0600 is reported and narrowed to 0600 at once."""
+    wide = mode & 0o077
+    if not wide:
+        return None
+    shown = f"{mode & 0o777:04o}"
+    try:
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        return (f"{path} is readable by others (mode {shown}) and could not be changed ({exc.strerror or exc}); "
+                f"run: chmod 600 {path}")
+    return f"{path} was readable by others (mode {shown}); its mode is now 0600 (keys are for your eyes only)"
+
+
 class AuthStorage:
     """Reads and writes ``WOLLI_HOME/auth.json`` and resolves provider keys.
 
@@ -137,6 +207,8 @@ class AuthStorage:
         self.path = Path(path).expanduser() if path is not None else auth_path()
         self.command_timeout = command_timeout
         self.load_error: str | None = None
+        # Set when the file was readable by others: what was found and what was done.
+        self.mode_note: str | None = None
         self._data: dict[str, Any] = {}
         self._stamp: tuple[int, int] | None = None
         self._runtime: dict[str, str] = {}
@@ -166,11 +238,12 @@ class AuthStorage:
             if stamp != self._stamp:
                 self._data, self.load_error = self._parse()
                 self._stamp = stamp
+                self.mode_note = _tighten(self.path, st.st_mode)
             return self._data
 
     def _parse(self) -> tuple[dict[str, Any], str | None]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_text_capped(self.path, CONFIG_FILE_LIMIT)
         except (OSError, UnicodeDecodeError) as exc:
             return {}, f"{self.path}: cannot read ({exc}); using no stored keys"
         if not text.strip():
@@ -181,6 +254,10 @@ class AuthStorage:
             return {}, json_syntax_error(self.path, exc, "stored keys are ignored until the file is fixed")
         if not isinstance(data, dict):
             return {}, f"{self.path}: expected a JSON object mapping provider names to keys; ignoring it"
+        for entry in data.values():
+            value = _entry_value(entry)
+            if value is not None and not is_key_reference(value):
+                remember_secret(value)
         bad = sorted(name for name, entry in data.items() if _entry_value(entry) is None)
         problem = None
         if bad:
@@ -194,7 +271,7 @@ class AuthStorage:
     def errors(self) -> list[str]:
         """Problems with auth.json (read now if it was not yet): one line each, naming the file."""
         self._current()
-        return [self.load_error] if self.load_error else []
+        return [note for note in (self.mode_note, self.load_error) if note]
 
     def list_providers(self) -> list[str]:
         """Providers with a usable entry in auth.json."""
@@ -250,6 +327,7 @@ class AuthStorage:
     def set_runtime_api_key(self, provider: str, key: str | None) -> None:
         """Use ``key`` for ``provider`` in this process only (``--api-key``); None clears it."""
         if key:
+            remember_secret(key)
             self._runtime[provider] = key
         else:
             self._runtime.pop(provider, None)
@@ -272,14 +350,14 @@ class AuthStorage:
             raise ValueError("provider name must be a non-empty string")
         if not isinstance(key, str) or not key.strip():
             raise ValueError(f"the key for '{provider}' must be a non-empty string")
-        with self._lock, locked(self.path, dir_mode=0o700):  # threads, then other processes
+        with self._lock, locked(self.path):  # threads, then other processes
             data = self._writable_data()
             data[provider.strip()] = {"type": "api_key", "key": key.strip()}
             self._write(data)
 
     def remove(self, provider: str) -> bool:
         """Delete ``provider``'s entry; returns whether there was one."""
-        with self._lock, locked(self.path, dir_mode=0o700):
+        with self._lock, locked(self.path):
             data = self._writable_data()
             if provider not in data:
                 return False
@@ -298,7 +376,7 @@ class AuthStorage:
         """Atomic replace; the temp file is created 0600 so the key is never exposed."""
         directory = self.path.parent
         try:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            ensure_private_dir(directory)
             fd, tmp = tempfile.mkstemp(prefix=".auth.", suffix=".tmp", dir=directory)  # mode 0600
         except OSError as exc:
             raise AuthError(f"cannot write {self.path}: {exc.strerror or exc}") from exc

@@ -14,6 +14,7 @@ from pydantic_core import from_json
 from .cost import calculate_cost
 from .event_stream import AssistantMessageEventStream
 from .failures import classify
+from .redact import clean_error
 from .types import (
     AssistantMessage,
     DoneEvent,
@@ -102,6 +103,9 @@ class MessageBuilder:
         # repeated or late event must not change a block its end event already reported.
         self._open: set[int] = set()
         self.started = False
+        # What this request carries that is secret (its key, headers, URL credentials): with
+        # every other known secret, redacted from the error message (see .redact).
+        self.secrets: list[str] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -278,11 +282,14 @@ class MessageBuilder:
         """End with an ``error`` event, keeping whatever content already arrived.
 
         ``kind`` says why (:mod:`wolli.ai.failures`); without it the text is classified.
+        The message is made here for every provider, so this is where secrets are redacted
+        and the text becomes one capped line (:func:`.redact.clean_error`).
         """
         if self.finished:
             return
         self.start()
         self.close_open_blocks()
+        error_message = clean_error(error_message, self.secrets)
         self.message.stop_reason = "aborted" if reason == "aborted" else "error"
         self.message.error_message = error_message
         found = classify(error_message)  # an overflow is one whatever the code said: compaction fixes it

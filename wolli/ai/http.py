@@ -10,8 +10,10 @@ ends with an error and the session layer's auto-retry decides.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import datetime
 import email.utils
+import html
 import json
 import random
 import re
@@ -22,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..config.text_safety import without_surrogates
 from .abort import AbortError
 from .failures import kind_for_status
 from .payload_hook import apply_payload_hook  # noqa: F401 - providers import it from here
@@ -90,6 +93,26 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 _TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
 
+# What a server can make Wolli hold (docs/providers.md, "Limits"):
+# an error body is read up to this size (the message is in its first bytes, if anywhere);
+ERROR_BODY_LIMIT = 64 * 1024
+# one line of an event stream (a server that never sends a newline must not grow memory);
+STREAM_LINE_LIMIT = 16 * 1024 * 1024
+# one whole streamed answer (a 128k-token answer is ~25 MB of events: five times that is
+# a server that does not stop).
+RESPONSE_LIMIT = 128 * 1024 * 1024
+# Silence allowed between two pieces of a streamed answer (settings streamIdleTimeoutMs
+# passes its own); before the first piece the model may be reading a long prompt or
+# thinking, so that wait is at least FIRST_BYTE_TIMEOUT.
+DEFAULT_IDLE_TIMEOUT = 30.0
+FIRST_BYTE_TIMEOUT = 300.0
+
+
+def idle_limits(options: StreamOptions | None) -> tuple[float, float]:
+    """(before the first byte, between bytes) in seconds for a request with ``options``."""
+    idle = options.idle_timeout if options is not None and options.idle_timeout else DEFAULT_IDLE_TIMEOUT
+    return max(idle, FIRST_BYTE_TIMEOUT), idle
+
 
 class ProviderHTTPError(Exception):
     """A non-2xx answer (after retries). ``str()`` is the provider's own message.
@@ -156,8 +179,31 @@ def get_client() -> httpx.AsyncClient:
 # ---------------------------------------------------------------------------- errors
 
 
+_HTML_START = re.compile(r"^\s*(<!doctype\s+html|<html|<head|<body|<\?xml)", re.IGNORECASE)
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_HEADING = re.compile(r"<h1[^>]*>(.*?)</h1>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _html_summary(status: int, body: str) -> str | None:
+    """``502 Bad Gateway (an HTML page: "nginx")`` for an HTML error page, else None: a
+    proxy's or load balancer's page says nothing useful beyond its title."""
+    if not _HTML_START.match(body):
+        return None
+    found = _HTML_TITLE.search(body) or _HTML_HEADING.search(body)
+    title = " ".join(html.unescape(_TAGS.sub(" ", found.group(1))).split())[:200] if found else ""
+    reason = httpx.codes.get_reason_phrase(status) or "error"
+    if title and title not in (reason, f"{status} {reason}"):
+        return f"{status} {reason} (the server answered with an HTML page: {json.dumps(title, ensure_ascii=False)})"
+    return f"{status} {reason} (the server answered with an HTML page, not the provider's API)"
+
+
 def extract_error_message(status: int, body: str) -> str:
-    """The human message inside any provider's error body (Anthropic, OpenAI, Gemini, arrays)."""
+    """The human message inside any provider's error body (Anthropic, OpenAI, Gemini, arrays);
+    an HTML page is reduced to its status and title."""
+    summary = _html_summary(status, body)
+    if summary is not None:
+        return summary
     text = body.strip()
     try:
         data: Any = json.loads(text) if text else None
@@ -269,8 +315,15 @@ async def open_stream(
     """POST ``payload`` and yield the successful streaming response, retrying first failures."""
     client = get_client()
     signal = options.signal
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from undecodable input: send U+FFFD
+        body = without_surrogates(text).encode("utf-8")
     send_headers = {"content-type": "application/json", "accept": "text/event-stream", **headers}
+    # The answer's first bytes may take long (a long prompt, thinking); its body is watched
+    # by sse_events' idle timer, this read timeout only bounds the wait for the headers.
+    timeout = httpx.Timeout(connect=30.0, read=idle_limits(options)[0], write=60.0, pool=30.0)
     attempt = 0
     while True:
         if signal is not None and signal.aborted:
@@ -279,13 +332,13 @@ async def open_stream(
         delay_hint: float | None = None
         retryable: bool
         try:
-            request = client.build_request("POST", url, content=body, headers=send_headers)
+            request = client.build_request("POST", url, content=body, headers=send_headers, timeout=timeout)
             response = await client.send(request, stream=True)
         except (httpx.TransportError, OSError) as exc:
             failure = connection_failure(url, exc)
             retryable = True
-            timeout = isinstance(exc, httpx.TimeoutException)
-            error: Exception = ProviderConnectionError(failure, "timeout" if timeout else "connection")
+            timed_out = isinstance(exc, httpx.TimeoutException)
+            error: Exception = ProviderConnectionError(failure, "timeout" if timed_out else "connection")
         else:
             if response.status_code < 300:
                 try:
@@ -293,8 +346,7 @@ async def open_stream(
                 finally:
                     await response.aclose()
                 return
-            raw = (await response.aread()).decode("utf-8", "replace")
-            await response.aclose()
+            raw = await _error_body(response, idle_limits(options)[1])
             failure = extract_error_message(response.status_code, raw)
             delay_hint = retry_delay_hint(response.headers, raw)
             wait_ms = None if delay_hint is None else int(delay_hint * 1000)
@@ -319,24 +371,145 @@ async def open_stream(
         await _sleep_or_abort(delay, signal)
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
-    """The SSE events of a streaming response; a dropped connection becomes an exception.
+async def _error_body(response: httpx.Response, idle: float) -> str:
+    """The first :data:`ERROR_BODY_LIMIT` bytes of an error answer (a page that never ends,
+    or never comes, must not hold the request): the rest is not read."""
+    chunks: list[bytes] = []
+    size = 0
+
+    async def read() -> None:
+        nonlocal size
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= ERROR_BODY_LIMIT:
+                return
+
+    try:
+        await asyncio.wait_for(read(), timeout=idle)
+    except (TimeoutError, httpx.TransportError, OSError):
+        pass  # what arrived is the body we have
+    finally:
+        await response.aclose()
+    return b"".join(chunks)[:ERROR_BODY_LIMIT].decode("utf-8", "replace")
+
+
+class _IdleWatch:
+    """Cancels the reading task when the stream has been silent too long.
+
+    One timer per stream, re-armed only when it fires: a chunk costs a clock read, not a
+    timer (the streaming path stays as cheap as it was). Before the first chunk the wait
+    is ``first``, then ``idle``.
+    """
+
+    def __init__(self, first: float, idle: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.idle = idle
+        self.limit = first
+        self.last = self.loop.time()
+        self.fired = False
+        # Checked at the shorter wait: the first chunk may come at once and the limit drop.
+        self._handle = self.loop.call_later(min(first, idle), self._check)
+
+    def touch(self) -> None:
+        self.last = self.loop.time()
+        self.limit = self.idle
+
+    def _check(self) -> None:
+        due = self.last + self.limit
+        now = self.loop.time()
+        if now + 0.001 >= due:
+            self.fired = True
+            if self.task is not None:
+                self.task.cancel()
+        else:
+            self._handle = self.loop.call_later(due - now, self._check)
+
+    def close(self) -> None:
+        self._handle.cancel()
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+async def _lines(response: httpx.Response, watch: _IdleWatch) -> AsyncIterator[str]:
+    """The text lines of a streamed body (``\\r\\n``, ``\\n`` or ``\\r`` ends one), each at most
+    :data:`STREAM_LINE_LIMIT` characters, the body at most :data:`RESPONSE_LIMIT` bytes.
+
+    A line still open is kept as pieces, joined once it ends (a long line arriving in many
+    reads is not copied again on every read)."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pieces: list[str] = []
+    open_length = 0
+    held_cr = False  # the last chunk ended in \r: maybe the first half of a \r\n
+    total = 0
+    async for chunk in response.aiter_bytes():
+        watch.touch()
+        total += len(chunk)
+        if total > RESPONSE_LIMIT:
+            raise ProviderConnectionError(
+                f"The provider sent more than {RESPONSE_LIMIT // (1024 * 1024)} MB for one answer, far more "
+                "than any model writes; stopped reading it.", "server_error")
+        text = decoder.decode(chunk)
+        if held_cr:
+            text, held_cr = "\r" + text, False
+        if text.endswith("\r"):
+            text, held_cr = text[:-1], True
+        if "\n" not in text and "\r" not in text:
+            pieces.append(text)
+            open_length += len(text)
+            if open_length > STREAM_LINE_LIMIT:
+                raise ProviderConnectionError(
+                    f"The provider sent a line of over {STREAM_LINE_LIMIT // (1024 * 1024)} MB without ending "
+                    "it; this is not an event stream. Stopped reading it.", "server_error")
+            continue
+        parts = _LINE_BREAK.split(text)
+        if pieces:
+            parts[0] = "".join(pieces) + parts[0]
+        rest = parts.pop()
+        pieces, open_length = [rest], len(rest)
+        for line in parts:
+            yield line
+    tail = "".join(pieces) + decoder.decode(b"", final=True)
+    if held_cr or tail:  # a held \r ended a line after all; else an unterminated last line
+        yield tail
+
+
+async def sse_events(response: httpx.Response, options: StreamOptions | None = None) -> AsyncIterator[SSEEvent]:
+    """The SSE events of a streaming response; a dropped connection, a stall longer than the
+    idle timeout (``options.idle_timeout``) or a body past the limits becomes an exception.
 
     One network read can hold hundreds of events, parsed without a pause: the loop gets a
     turn every few milliseconds, so a front end's input (an abort, a status query) is not
     kept waiting until the burst ends."""
+    first, idle = idle_limits(options)
+    watch = _IdleWatch(first, idle)
     yielded_at = time.monotonic()
     try:
-        async for event in iter_sse(response.aiter_lines()):
+        async for event in iter_sse(_lines(response, watch)):
             yield event
             now = time.monotonic()
             if now - yielded_at > 0.001:
                 yielded_at = now
                 await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        if not watch.fired:
+            raise
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        waited = watch.limit
+        raise ProviderConnectionError(
+            f"The stream stalled: no data from the provider for {waited:g}s "
+            f"(settings.json streamIdleTimeoutMs allows {idle:g}s between pieces of an answer).", "timeout"
+        ) from None
     except (httpx.TransportError, OSError) as exc:
         raise ProviderConnectionError(
             f"Connection lost mid-stream: {type(exc).__name__}: {exc}".rstrip(": "), "stream_cut"
         ) from exc
+    finally:
+        watch.close()
 
 
 def merge_headers(*parts: dict[str, str] | None) -> dict[str, str]:

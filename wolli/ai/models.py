@@ -23,7 +23,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
-from .auth import AuthStorage
+from ..config.safe_files import CONFIG_FILE_LIMIT, read_text_capped
+from .auth import AuthStorage, is_key_reference
+from .redact import remember_secret, url_secrets
 from .stream import known_apis, register_api, unregister_api
 from .types import THINKING_LEVELS, KnownApi, Model, ThinkingLevel
 
@@ -31,7 +33,7 @@ from .types import THINKING_LEVELS, KnownApi, Model, ThinkingLevel
 PROVIDER_ORDER = ("anthropic", "openai", "google", "xai", "mistral", "deepseek", "groq", "openrouter")
 BUILTIN_APIS = frozenset(get_args(KnownApi))
 
-_PROVIDER_KEYS = {"baseUrl", "api", "apiKey", "headers", "models"}
+_PROVIDER_KEYS = {"baseUrl", "api", "apiKey", "headers", "models", "compat"}
 _MODEL_KEYS = {"id", "name", "api", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens",
                "headers", "compat"}
 _SNAKE_TO_CAMEL = {
@@ -66,6 +68,8 @@ class ProviderConfig:
     api: str | None = None
     api_key: str | None = None
     headers: dict[str, str] | None = None
+    # pi's ``compat`` object for every model of the provider (a model's own keys win).
+    compat: dict[str, Any] | None = None
     models: list[dict[str, Any]] = field(default_factory=list)
     source: str = "models.json"
     stream: Callable[..., Any] | None = None
@@ -129,7 +133,7 @@ class ModelRegistry:
         path = self.models_path
         self._models_json_text: str | None = None
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_capped(path, CONFIG_FILE_LIMIT)
         except FileNotFoundError:
             return []
         except (OSError, UnicodeDecodeError) as exc:
@@ -194,6 +198,8 @@ class ModelRegistry:
                 setattr(merged, attr, value)
         if cfg.headers:
             merged.headers = {**(merged.headers or {}), **cfg.headers}
+        if cfg.compat:
+            merged.compat = {**(merged.compat or {}), **cfg.compat}
         merged.source = cfg.source
         providers[cfg.name] = merged
         # Provider-level overrides reach every model already known for this provider.
@@ -207,6 +213,8 @@ class ModelRegistry:
             changes = dict(update)
             if cfg.headers:
                 changes["headers"] = {**(model.headers or {}), **cfg.headers}
+            if cfg.compat:
+                changes["compat"] = {**(model.compat or {}), **cfg.compat}
             if changes:
                 models[key] = model.model_copy(update=changes)
         for position, raw in enumerate(cfg.models):
@@ -223,30 +231,33 @@ class ModelRegistry:
         errors: list[str],
     ) -> Model | None:
         model_id = raw.get("id")
-        if not isinstance(model_id, str) or not model_id.strip():
-            errors.append(f"{where}: \"id\" is required (the model name the server expects)")
+        default_api, default_url = self._builtin_defaults.get(cfg.name, (None, None))
+        base = models.get((cfg.name, model_id)) if isinstance(model_id, str) else None
+        missing = self._missing_fields(cfg, raw, base, default_api, default_url)
+        if missing:
+            errors.append(f"{where}{f' ({model_id})' if isinstance(model_id, str) and model_id.strip() else ''}: "
+                          f"{_missing_message(missing)}; model skipped")
             return None
         where = f"{where} ({model_id})"
+        _remember_secrets(None, raw.get("headers") if isinstance(raw.get("headers"), dict) else None,
+                          raw.get("baseUrl") if isinstance(raw.get("baseUrl"), str) else None)
         for key in sorted(set(raw) - _MODEL_KEYS):
             errors.append(f"{where}: unknown key {key!r}{_nearest(key, _MODEL_KEYS)}; ignored")
-        base = models.get((cfg.name, model_id))
         data: dict[str, Any] = base.to_json_dict() if base is not None else {}
+        raw = dict(raw)
+        if isinstance(raw.get("compat"), dict):
+            raw["compat"] = _checked_compat(raw["compat"], f"{where}.compat", errors)
+        if cfg.compat:  # the provider's compat under the model's own keys
+            raw["compat"] = {**cfg.compat, **(raw["compat"] if isinstance(raw.get("compat"), dict) else {})}
         for key in _MODEL_KEYS & set(raw):
-            if key in ("cost", "headers") and isinstance(raw[key], dict) and isinstance(data.get(key), dict):
+            if key in ("cost", "headers", "compat") and isinstance(raw[key], dict) and isinstance(data.get(key), dict):
                 data[key] = {**data[key], **raw[key]}
             else:
                 data[key] = raw[key]
         data["provider"] = cfg.name
-        default_api, default_url = self._builtin_defaults.get(cfg.name, (None, None))
         data.setdefault("api", cfg.api or default_api)
         data.setdefault("baseUrl", cfg.base_url or default_url)
-        if data.get("api") is None:
-            errors.append(f"{where}: no \"api\"; set it on the provider or the model (e.g. \"openai-completions\")")
-            return None
         if data.get("baseUrl") is None:
-            if data["api"] in BUILTIN_APIS and data["api"] != "faux":
-                errors.append(f"{where}: no \"baseUrl\"; set it on the provider (e.g. \"http://localhost:11434/v1\")")
-                return None
             data["baseUrl"] = ""
         if cfg.headers and base is None:
             data["headers"] = {**cfg.headers, **(data.get("headers") or {})}
@@ -259,6 +270,22 @@ class ModelRegistry:
             loc = ".".join(str(part) for part in first.get("loc", ())) or "entry"
             errors.append(f"{where}: {loc}: {first.get('msg', 'invalid value')}; model skipped")
             return None
+
+    @staticmethod
+    def _missing_fields(cfg: ProviderConfig, raw: dict[str, Any], base: Model | None,
+                        default_api: str | None, default_url: str | None) -> list[str]:
+        """Every required field a models.json model lacks, named at once."""
+        missing = []
+        model_id = raw.get("id")
+        if not isinstance(model_id, str) or not model_id.strip():
+            missing.append("id")
+        api = raw.get("api") or (base.api if base is not None else None) or cfg.api or default_api
+        if api is None:
+            missing.append("api")
+        url = raw.get("baseUrl") or (base.base_url if base is not None else None) or cfg.base_url or default_url
+        if url is None and (api is None or (api in BUILTIN_APIS and api != "faux")):
+            missing.append("baseUrl")
+        return missing
 
     # ------------------------------------------------------------------ lookups
 
@@ -482,11 +509,18 @@ def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{where}: {key!r} must be a non-empty string")
         setattr(cfg, attr, value.strip().rstrip("/") if key == "baseUrl" else value.strip())
+    compat = entry.get("compat")
+    if compat is not None:
+        if isinstance(compat, dict):
+            cfg.compat = _checked_compat(compat, f"{where}.compat", errors)
+        else:
+            errors.append(f"{where}: 'compat' must be an object (pi's compatibility switches); ignored")
     headers = entry.get("headers")
     if headers is not None:
         if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
             raise ValueError(f"{where}: 'headers' must be an object of string values")
         cfg.headers = {str(k): v for k, v in headers.items()}
+    _remember_secrets(cfg.api_key, cfg.headers, cfg.base_url)
     models = entry.get("models", [])
     if not isinstance(models, list):
         raise ValueError(f"{where}: 'models' must be a list of model objects")
@@ -496,6 +530,39 @@ def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where
         else:
             errors.append(f"{where}.models[{position}]: expected an object with at least an \"id\"; skipped")
     return cfg
+
+
+def _remember_secrets(api_key: str | None, headers: dict[str, Any] | None, base_url: str | None) -> None:
+    """Keys, header values and URL credentials of models.json: never printed or stored
+    (:mod:`.redact`); a key given as an env name or ``!command`` is remembered once resolved."""
+    if api_key and not is_key_reference(api_key):
+        remember_secret(api_key)
+    for value in (headers or {}).values():
+        remember_secret(value)
+    for secret in url_secrets(base_url):
+        remember_secret(secret)
+
+
+_FIELD_HINTS = {
+    "id": '"id" (the model name the server expects)',
+    "api": '"api" (on the provider or the model, e.g. "openai-completions")',
+    "baseUrl": '"baseUrl" (on the provider, e.g. "http://localhost:11434/v1")',
+}
+
+
+def _missing_message(missing: list[str]) -> str:
+    names = [_FIELD_HINTS[name] for name in missing]
+    joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"missing {joined}"
+
+
+def _checked_compat(compat: dict[str, Any], where: str, errors: list[str]) -> dict[str, Any]:
+    """pi's ``compat`` object as Wolli uses it; wrong or unknown keys reported and dropped."""
+    from .providers.openai_compat import check_compat
+
+    clean, problems = check_compat(compat)
+    errors.extend(f"{where}.{problem}" for problem in problems)
+    return clean
 
 
 def _key(name: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from .abort import AbortError
 from .builder import MessageBuilder
 from .event_stream import AssistantMessageEventStream
+from .redact import request_secrets
 from .types import AssistantMessage, Context, Model, StreamOptions
 
 ProviderRun = Callable[[Model, Context, StreamOptions, MessageBuilder], Awaitable[None]]
@@ -65,6 +66,7 @@ def stream(
     except TypeError as exc:
         builder.fail(str(exc))
         return out
+    builder.secrets = request_secrets(opts.api_key, (model.headers, opts.headers), model.base_url)
     out.task = asyncio.get_running_loop().create_task(_drive(model, context, opts, builder))
     return out
 

@@ -234,6 +234,9 @@ class StreamOptions:
     max_retries: int = 3
     # First backoff step (seconds) when the server gives no retry hint; doubles each time.
     retry_base_delay: float = 1.0
+    # Longest silence (seconds) between two pieces of a streamed answer before it counts as
+    # stalled (a transient failure); None: the default of wolli.ai.http.
+    idle_timeout: float | None = None
     # Per-API extra knobs (thinking budgets, tool_choice, ...).
     extra: dict[str, Any] = field(default_factory=dict)
 

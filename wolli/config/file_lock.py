@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from .paths import ensure_private_dir
+
 try:
     import fcntl
 except ImportError:  # Windows: no flock; writes stay atomic, concurrent saves are not merged
@@ -21,15 +23,16 @@ except ImportError:  # Windows: no flock; writes stay atomic, concurrent saves a
 
 
 @contextlib.contextmanager
-def locked(path: Path, dir_mode: int = 0o777) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     """Hold the exclusive lock for ``path`` (waits for another holder to finish).
 
     The sidecar stays after the lock is released: removing it would race with a process
-    that just opened it. ``dir_mode`` applies if the folder has to be created."""
+    that just opened it. A missing folder is created private (``0700``): these are Wolli's
+    own configuration folders."""
     if fcntl is None:
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
+    ensure_private_dir(path.parent)
     fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import config_error, json_syntax_error, locate
 from .keys import KeySpecError, canonical, event_canonical, parse_key
+from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 # The app's actions by pi's ids, with their default keys (DESIGN.md §6). A keybindings.json
 # may use these ids or the short names in ``ALIASES``.
@@ -153,7 +154,7 @@ def load_keybindings(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     """The bindings in ``path`` (action -> keys) and the problems found; a missing file is
     no bindings and no problems."""
     try:
-        text = path.read_text("utf-8")
+        text = read_text_capped(path, CONFIG_FILE_LIMIT)
     except FileNotFoundError:
         return {}, []
     except (OSError, UnicodeDecodeError) as exc:

@@ -55,3 +55,24 @@ def cwd_slug(cwd: str) -> str:
     """A folder name for a working directory: ``/home/me/proj`` -> ``--home-me-proj--``."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.abspath(cwd).strip("/\\"))
     return f"--{cleaned}--"
+
+
+PRIVATE_DIR_MODE = 0o700
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` and every missing parent as ``0700``: Wolli's folders hold keys,
+    prompts and tool output, readable by the user alone from the moment they exist.
+    Folders that already exist keep their mode."""
+    missing: list[Path] = []
+    current = Path(path)
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:  # made meanwhile by another process
+            pass

@@ -20,6 +20,8 @@ from typing import Any, Literal
 from . import paths
 from .errors import config_error, json_syntax_error, locate
 from .file_lock import locked
+from .paths import ensure_private_dir
+from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 Target = Literal["agent", "global"]
 TARGETS = ("agent", "global")
@@ -51,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     # Rule lists are read file by file (they add up); see wolli/permissions/store.py.
     "permissions": {"additionalDirectories": []},
     "checkpoints": {"enabled": True, "maxFileBytes": 10_000_000},
+    "streamIdleTimeoutMs": 30000,
 }
 
 
@@ -70,7 +73,7 @@ def read_json_file(path: Path, errors: list[str], *, validate: bool = True) -> d
     """The object in ``path`` ({} when missing or broken; problems go to ``errors``).
     ``validate`` drops known settings of the wrong type (reading, not rewriting, a file)."""
     try:
-        text = path.read_text("utf-8")
+        text = read_text_capped(path, CONFIG_FILE_LIMIT)
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
@@ -88,6 +91,7 @@ def read_json_file(path: Path, errors: list[str], *, validate: bool = True) -> d
         return {}
     if validate:
         errors.extend(drop_invalid(data, path, text))
+        errors.extend(unknown_keys(data, path, text))
     return data
 
 
@@ -114,6 +118,7 @@ SCHEMA: dict[str, Any] = {
     "autoReload": bool,
     "permissions": {"allow": list, "ask": list, "deny": list, "defaultMode": str, "additionalDirectories": list},
     "checkpoints": {"enabled": bool, "maxFileBytes": int},
+    "streamIdleTimeoutMs": int,
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
 
@@ -147,6 +152,35 @@ def drop_invalid(data: dict[str, Any], path: Path, text: str, schema: dict[str, 
     return errors
 
 
+def unknown_keys(data: dict[str, Any], path: Path, text: str, schema: dict[str, Any] = SCHEMA,
+                 prefix: str = "") -> list[str]:
+    """Name the keys that look like typos of a setting (``retyr``: did you mean ``retry``?).
+
+    At the top level only keys close to a known one are named: any other key may belong to
+    an extension, which reads its own settings. Inside Wolli's own objects (``retry``,
+    ``compaction``) every unknown key is named: nothing else reads them.
+    """
+    import difflib
+
+    errors: list[str] = []
+    for key in data:
+        field = prefix + key
+        expected = schema.get(key)
+        if isinstance(expected, dict) and isinstance(data[key], dict):
+            errors += unknown_keys(data[key], path, text, expected, field + ".")
+            continue
+        if key in schema:
+            continue
+        near = difflib.get_close_matches(key, list(schema), n=1, cutoff=0.8 if not prefix else 0.5)
+        if not prefix and (not near or abs(len(near[0]) - len(key)) > 2):
+            continue  # not a typo of a setting: an extension's own key
+        hint = f"did you mean {prefix + near[0]!r}?" if near else f"known: {', '.join(sorted(schema))}"
+        shown = field if field.isprintable() else json.dumps(field)
+        errors.append(config_error(path, "unknown setting", line=locate(text, field), field=shown,
+                                   hint=hint + (" (kept for extensions)" if not prefix else " (ignored)")))
+    return errors
+
+
 def write_json_atomic(path: Path, data: Any, mode: int | None = None) -> None:
     """Write via a temporary file and a rename, so a crash never leaves half a file.
 
@@ -157,7 +191,7 @@ def write_json_atomic(path: Path, data: Any, mode: int | None = None) -> None:
             mode = path.stat().st_mode & 0o777
         except OSError:
             mode = 0o644
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(path.parent)  # WOLLI_HOME or an agent home: the user's alone
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

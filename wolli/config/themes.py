@@ -16,6 +16,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
+
 TOKENS: tuple[str, ...] = (
     # core
     "accent", "border", "borderAccent", "borderMuted", "success", "error", "warning", "muted", "dim",
@@ -162,7 +164,7 @@ def discover_themes(folders: list[Path]) -> tuple[dict[str, ThemeSpec], list[str
             continue
         for file in files:
             try:
-                data = json.loads(file.read_text("utf-8"))
+                data = json.loads(read_text_capped(file, CONFIG_FILE_LIMIT))
             except (OSError, UnicodeDecodeError) as exc:
                 problems.append(f"{file}: cannot read it ({exc}); theme skipped")
                 continue

@@ -237,7 +237,9 @@ class _LazyFileHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             if self._inner is None:
-                Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+                from ..config.paths import ensure_private_dir
+
+                ensure_private_dir(Path(self.baseFilename).parent)
                 self._inner = logging.FileHandler(self.baseFilename, encoding="utf-8")
                 self._inner.setFormatter(self.formatter)
             self._inner.emit(record)

@@ -8,12 +8,14 @@ abort (the partial answer is saved, a tool's process tree is killed) rather than
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 from typing import Any
 
 from ..ai.types import AssistantMessage
+from ..config.text_safety import terminal_safe
+from ..runtime.request import PROMPT_INPUT_LIMIT
 from ..runtime.startup import Startup, StartupError, StartupRequest, start
+from .signal_exit import SignalRoute
 
 # The status a shell reports for a process ended by SIGPIPE.
 BROKEN_PIPE = 141
@@ -24,29 +26,20 @@ class Interrupt:
 
     The abort takes the normal path: the partial answer is saved as an ``aborted`` message,
     a running tool's process tree is killed, and the session file stays whole. A second
-    signal cancels everything at once.
+    signal cancels everything at once, and whatever still holds the process (a tool thread
+    stuck in the kernel, a loop blocked by an extension) cannot keep it past
+    :data:`~.signal_exit.EXIT_GRACE_S` (:class:`~.signal_exit.SignalRoute`).
     """
-
-    SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
     def __init__(self, abort: Any) -> None:
         self.abort = abort
         self.signal_number: int | None = None
-        self._installed: list[int] = []
+        self._route: SignalRoute | None = None
         self._task: asyncio.Task[Any] | None = None
 
     def __enter__(self) -> Interrupt:
-        loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        for name in self.SIGNALS:
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
-            try:
-                loop.add_signal_handler(number, self._on_signal, int(number))
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-                continue
-            self._installed.append(int(number))
+        self._route = SignalRoute(asyncio.get_running_loop(), self._on_signal).__enter__()
         return self
 
     def _on_signal(self, number: int) -> None:
@@ -57,9 +50,8 @@ class Interrupt:
             self._task.cancel()  # a second signal: stop waiting for a clean abort
 
     def __exit__(self, *exc: object) -> None:
-        loop = asyncio.get_running_loop()
-        for number in self._installed:
-            loop.remove_signal_handler(number)
+        if self._route is not None:
+            self._route.__exit__()
 
 
 class HeadlessRun:
@@ -87,7 +79,7 @@ class HeadlessRun:
             self.request, observers=[self._watch, *self.observers], before_start=self.before_start
         )
         for warning in self.startup.warnings:
-            print(f"wolli: {warning}", file=sys.stderr)
+            say(warning)
         session = self.startup.session
         # MCP servers first: the first request needs their tools.
         await self.startup.host.start_mcp(interactive=False, wait=True)
@@ -106,16 +98,56 @@ class HeadlessRun:
         return None
 
 
+# Piped input joins the prompt up to this size; the rest is not read (said on stderr).
+STDIN_LIMIT = PROMPT_INPUT_LIMIT
+
+
 def read_piped_stdin() -> str:
-    """Piped stdin (``pytest 2>&1 | wolli -p "why?"``) joins the prompt; a terminal does not."""
-    if sys.stdin is None or sys.stdin.closed:
+    """Piped stdin (``pytest 2>&1 | wolli -p "why?"``) joins the prompt; a terminal does not.
+
+    At most :data:`STDIN_LIMIT` bytes are read. Bytes that are not UTF-8 become U+FFFD.
+    Either is said on stderr: nothing is cut or changed without a word.
+    """
+    stream = getattr(sys.stdin, "buffer", None)
+    if sys.stdin is None or sys.stdin.closed or stream is None:
         return ""
     try:
         if sys.stdin.isatty():
             return ""
-        return sys.stdin.read()
+        data = stream.read(STDIN_LIMIT + 1)
     except (OSError, ValueError):
         return ""
+    if len(data) > STDIN_LIMIT:
+        data = data[:STDIN_LIMIT]
+        _note(f"piped input is over {STDIN_LIMIT // (1024 * 1024)} MB: only its first "
+              f"{STDIN_LIMIT // (1024 * 1024)} MB joins the prompt")
+    return decode_input(data, "piped input")
+
+
+def decode_input(data: bytes, what: str) -> str:
+    """UTF-8 text of ``data``; undecodable bytes become U+FFFD, with a note on stderr."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        _note(f"{what} is not valid UTF-8: undecodable bytes were replaced with U+FFFD (\ufffd)")
+        return text
+
+
+def _note(text: str) -> None:
+    say(text)
+
+
+def say(text: str, stream: Any = None) -> None:
+    """One ``wolli: ...`` line on stderr. On a terminal the text is made terminal-safe first:
+    it may quote a server, a file name or a model, whose escape sequences must not act."""
+    out = stream or sys.stderr
+    try:
+        if out.isatty():
+            text = terminal_safe(text)
+        print(f"wolli: {text}", file=out, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def run_sync(main: Any) -> int:
@@ -126,8 +158,8 @@ def run_sync(main: Any) -> int:
         return asyncio.run(main)
     except StartupError as exc:
         for warning in exc.warnings:
-            print(f"wolli: {warning}", file=sys.stderr)
-        print(f"wolli: {exc}", file=sys.stderr)
+            say(warning)
+        say(str(exc))
         return exc.exit_code
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("wolli: interrupted", file=sys.stderr)

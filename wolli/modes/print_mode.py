@@ -11,8 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..config.text_safety import terminal_safe
 from ..runtime.startup import StartupRequest
-from .headless import BROKEN_PIPE, HeadlessRun, run_sync
+from .headless import BROKEN_PIPE, HeadlessRun, run_sync, say
 
 
 class StderrReporter:
@@ -47,10 +48,7 @@ class StderrReporter:
                 self._say(event.message)
 
     def _say(self, text: str) -> None:
-        try:
-            print(f"wolli: {text}", file=self.out, flush=True)
-        except (OSError, ValueError):
-            pass
+        say(text, self.out)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -70,9 +68,11 @@ async def _print(request: StartupRequest) -> int:
         return 1
     if last.stop_reason in ("error", "aborted"):
         if last.error_message is None or last.error_message != reporter.final_error_said:
-            print(f"wolli: {last.error_message or last.stop_reason}", file=sys.stderr)
+            say(last.error_message or last.stop_reason)
         return 1
     text = last.text()
+    if sys.stdout.isatty():  # the answer is data: on a terminal its escape sequences are shown, not obeyed
+        text = terminal_safe(text)
     try:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
@@ -100,7 +100,7 @@ async def _json(request: StartupRequest, full_updates: bool) -> int:
     last = run.last_answer
     if last is None or last.stop_reason in ("error", "aborted"):
         if last is not None:
-            print(f"wolli: {last.error_message or last.stop_reason}", file=sys.stderr)
+            say(last.error_message or last.stop_reason)
         return 1
     return 0
 

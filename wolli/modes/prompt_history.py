@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 
 LIMIT = 500
+# The file is read from its end, at most this much (a pasted novel stays one entry).
+READ_LIMIT = 16 * 1024 * 1024
 
 
 class PromptHistory:
@@ -23,10 +25,15 @@ class PromptHistory:
     def _load(self) -> list[str]:
         if self.path is None:
             return []
+        from ..config.safe_files import read_tail
+
         try:
-            lines = self.path.read_text("utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            data, cut = read_tail(self.path, READ_LIMIT)
+        except OSError:
             return []
+        lines = data.decode("utf-8", "replace").splitlines()
+        if cut and lines:
+            lines.pop(0)  # the first line read is the end of a longer one
         out: list[str] = []
         for line in lines:
             try:
@@ -45,7 +52,9 @@ class PromptHistory:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            from ..config.paths import ensure_private_dir
+
+            ensure_private_dir(self.path.parent)
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(text) + "\n")
             if len(self.entries) > 2 * LIMIT:

@@ -3,7 +3,9 @@
 Shared by the TUI's tool rows and the line mode's tool summaries.
 
 Pure functions from a tool call's arguments and result to Rich :class:`~rich.text.Text`, so
-they are tested without an app. A tool that overrides a built-in (same name) inherits the
+they are tested without an app. Every argument and output shown passes through
+:func:`~wolli.config.text_safety.terminal_safe` here, once for both surfaces: a file name
+or a command's output can hold escape sequences, which are shown, never obeyed. A tool that overrides a built-in (same name) inherits the
 built-in's renderer for each slot it does not render itself (spec: per-slot inheritance).
 Colours come from the theme spec passed in (``toolDiffAdded``...).
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ..config.text_safety import terminal_safe
 from ..config.themes import ThemeSpec
 
 # Lines shown of a result body while a row is collapsed, and at most when expanded.
@@ -44,7 +47,8 @@ def _arg(args: Any, *names: str) -> Any:
         return None
     for name in names:
         if args.get(name) is not None:
-            return args[name]
+            value = args[name]
+            return terminal_safe(value) if isinstance(value, str) else value
     return None
 
 
@@ -60,6 +64,7 @@ def call_header(name: str, args: Any, spec: ThemeSpec, cwd: str | None = None) -
     """``$ ls -la``, ``read src/app.py:10-40``, ``edit src/app.py``... for a known tool; else
     the tool name and its arguments as compact JSON."""
     title = _style(spec, "toolTitle", "bold")
+    name = terminal_safe(name)
     text = Text()
     path = short_path(str(_arg(args, "path", "file_path") or ""), cwd)
     match name:
@@ -97,7 +102,7 @@ def call_header(name: str, args: Any, spec: ThemeSpec, cwd: str | None = None) -
         case _:
             text.append(name, style=title)
             if args:
-                compact = json.dumps(args, ensure_ascii=False, default=str)
+                compact = terminal_safe(json.dumps(args, ensure_ascii=False, default=str))
                 if len(compact) > 200:
                     compact = compact[:199] + "…"
                 text.append(" " + compact, style=_style(spec, "muted"))
@@ -132,6 +137,7 @@ def _lines_of(result_text: str) -> list[str]:
 def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, spec: ThemeSpec,
               elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The output's last lines, then the exit code and how long it took."""
+    result_text = terminal_safe(result_text)
     text = Text()
     lines, hidden = _tail(_lines_of(result_text), expanded)
     _more(text, hidden, spec, "above", hint)
@@ -152,6 +158,7 @@ def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, sp
 
 def diff_body(diff: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """A unified diff with added, removed and context lines in the theme's diff colours."""
+    diff = terminal_safe(diff)
     text = Text()
     lines = [line for line in diff.split("\n") if not line.startswith(("---", "+++"))]
     shown, hidden = _head(lines, expanded or len(lines) <= 40)
@@ -171,7 +178,7 @@ def diff_body(diff: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HIN
 
 def write_body(content: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """A new file's content as added lines."""
-    lines = content.split("\n")
+    lines = terminal_safe(content).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     text = Text()
@@ -184,6 +191,7 @@ def write_body(content: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND
 
 def listing_body(result_text: str, expanded: bool, spec: ThemeSpec, hint: str = EXPAND_HINT) -> Text:
     """The first hits of read, grep, find and ls."""
+    result_text = terminal_safe(result_text)
     text = Text()
     shown, hidden = _head(_lines_of(result_text), expanded)
     for line in shown:
@@ -196,7 +204,7 @@ def result_body(name: str, args: Any, result_text: str, details: Any, is_error: 
                 spec: ThemeSpec, elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The built-in body for a tool's result (errors show their message whatever the tool)."""
     if is_error and name != "bash":
-        return Text(result_text.strip() or "failed", style=_style(spec, "error"))
+        return Text(terminal_safe(result_text.strip()) or "failed", style=_style(spec, "error"))
     match name:
         case "bash":
             return bash_body(result_text, details, is_error, expanded, spec, elapsed_s, hint)

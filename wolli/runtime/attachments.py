@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ai.types import ImageContent
+from ..config.safe_files import read_capped
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 # Larger files are not read at all (the read tool's own ceiling).
@@ -80,7 +81,7 @@ def _attach(name: str, cwd: str, model: Any, out: Attachments) -> str:
             )
         out.images.append(_image(path, mime, name, out.notes))
         return f'<file name="{name}">(image attached)</file>'
-    data = path.read_bytes()
+    data = read_capped(path, MAX_ATTACHMENT_BYTES)  # checked again on the open file (a swap, /proc)
     if b"\0" in data[:8192]:
         raise AttachmentError(f"{_at(name)}: binary file; only text files, images and folders can be attached")
     text = data.decode("utf-8", "replace")
@@ -116,7 +117,7 @@ def _at(name: str) -> str:
 
 
 def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
-    return image_content(path.read_bytes(), mime, _at(name), notes)
+    return image_content(read_capped(path, MAX_ATTACHMENT_BYTES), mime, _at(name), notes)
 
 
 def image_content(data: bytes, mime: str, label: str, notes: list[str]) -> ImageContent:

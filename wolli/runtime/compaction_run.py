@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..ai.abort import AbortController
-from .events import CompactionEndEvent, CompactionReason, CompactionStartEvent
+from .events import CompactionEndEvent, CompactionReason, CompactionStartEvent, NoticeEvent
 from .handlers import Dispatcher
 from .hook_events import SessionBeforeCompactEvent
-from .settings_view import compaction_settings
+from .settings_view import compaction_settings, stream_idle_timeout
 
 Emit = Callable[[Any], Any]
 
@@ -39,11 +39,23 @@ class Compactor:
         if self._controller is not None:
             self._controller.abort("Compaction aborted")
 
+    def _settings(self) -> Any:
+        """The compaction settings, with what is kept word for word held to a quarter of
+        the model's window: 20,000 kept tokens would overflow a 16k model by themselves."""
+        import dataclasses
+
+        settings = compaction_settings(self.session.settings)
+        model = self.session.model
+        if model is not None and model.context_window > 0:
+            keep = min(settings.keep_recent_tokens, max(1000, model.context_window // 4))
+            settings = dataclasses.replace(settings, keep_recent_tokens=keep)
+        return settings
+
     def _prepare(self) -> tuple[Any, list[Any]]:
         from ..session.compaction import prepare_compaction
 
         branch = self.session.session_manager.get_branch()
-        return prepare_compaction(branch, compaction_settings(self.session.settings)), branch
+        return prepare_compaction(branch, self._settings()), branch
 
     def due(self) -> bool:
         """Automatic compaction is on, allowed by the breaker, past the threshold, and there
@@ -98,6 +110,7 @@ class Compactor:
                     api_key=session.services.get_api_key(model),
                     custom_instructions=custom_instructions,
                     signal=controller.signal,
+                    stream_options={"idle_timeout": stream_idle_timeout(session.settings)},
                 )
         except CompactionError as exc:
             self.breaker.record_failure()
@@ -115,4 +128,9 @@ class Compactor:
         )
         session.agent.replace_messages(session.session_manager.build_session_context().messages)
         await emit(CompactionEndEvent(reason, result=result, will_retry=reason == "overflow"))
+        dropped = getattr(result, "dropped_messages", 0)
+        if dropped:  # the last resort of summarize_pieces: never silent
+            await emit(NoticeEvent("warning", (
+                f"compaction left out {dropped} older message{'s' if dropped != 1 else ''} too large for "
+                f"{model.provider}/{model.id} to read even alone; the summary says so")))
         return result

@@ -321,10 +321,37 @@ class AgentHost:
         return None
 
     def _build(self, manager: SessionManager, options: SessionOptions) -> AgentSession:
+        manager, notice = self._claim(manager)
         manager.repair_interrupted_tool_calls()  # before the agent reads the messages
         live = AgentSession(self, manager, options)
+        if notice:
+            live.start_notices.append(notice)
         self.resident[live.session_id] = live
         return live
+
+    def _claim(self, manager: SessionManager) -> tuple[SessionManager, str | None]:
+        """Make this process the session's one writer; when another live process already
+        is, continue in a fork of it instead, and say so (docs/sessions.md, "One writer
+        per session"): two writers would silently fork the file and lose an exchange."""
+        from ..session.manager import SessionManager
+        from ..session.writer_lock import SessionBusyError
+
+        try:
+            manager.claim_writer()
+            return manager, None
+        except SessionBusyError as busy:
+            point = _last_complete_exchange(manager)
+            if point is None:  # nothing complete yet: an empty session that names its origin
+                root = Path(busy.path).parent.parent
+                fork = SessionManager.create(manager.get_cwd(), root, parent_session=busy.path)
+            else:
+                fork = SessionManager.fork(manager, point)
+            fork.claim_writer()
+            return fork, (
+                f"{busy}, so this one continues in a new session forked from its last complete "
+                f"exchange, nothing lost: {fork.get_session_id()} "
+                f"({fork.get_session_file() or 'written at the first message'})"
+            )
 
     def session_from_options(self, options: SessionOptions) -> tuple[AgentSession, bool]:
         """The session ``options`` describe, and whether it was already resident."""
@@ -582,6 +609,24 @@ class AgentHost:
         from ..session.listing import find_sessions
 
         return find_sessions(filter, self.sessions_dir)
+
+
+def _last_complete_exchange(manager: SessionManager) -> str | None:
+    """Where a fork of a session another process is writing starts: its leaf, unless that
+    process is in the middle of a turn (a prompt after the last finished answer), which
+    stays its own; then the last finished answer (None: there is none yet)."""
+    from ..session.entries import MessageEntry
+
+    branch = manager.get_branch()
+    last = -1
+    for index, entry in enumerate(branch):
+        message = entry.message if isinstance(entry, MessageEntry) else None
+        if getattr(message, "role", None) == "assistant" and message.stop_reason != "toolUse":  # type: ignore[union-attr]
+            last = index
+    in_flight = any(isinstance(entry, MessageEntry) and entry.message.role == "user" for entry in branch[last + 1:])
+    if not in_flight:
+        return manager.get_leaf_id()
+    return branch[last].id if last >= 0 else None
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 USAGE = 2  # exit code for a mistake on the command line
 FAILURE = 1
+# Prompt text from outside a keyboard (piped stdin, a line of it, the external editor's file)
+# is taken up to this size; the rest is left out, with a note.
+PROMPT_INPUT_LIMIT = 8 * 1024 * 1024
 
 
 class StartupError(Exception):

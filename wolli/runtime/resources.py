@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config.safe_files import read_head
+
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 _MAX_CONTEXT_FILE_BYTES = 256 * 1024
 
@@ -172,13 +174,16 @@ def _read_text(path: Path, errors: list[str]) -> str | None:
     """The file's text, or None when it is absent; a file that exists but cannot be read
     (permissions, a folder in its place, a symlink loop) is reported, never raised."""
     try:
-        data = path.read_bytes()[:_MAX_CONTEXT_FILE_BYTES]
-        return data.decode("utf-8", "replace")
+        data, cut = read_head(path, _MAX_CONTEXT_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError as exc:
+    except OSError as exc:  # also a FIFO or device in the file's place (read_head refuses it)
         errors.append(f"Could not read {path}: {exc.strerror or exc}; skipped it.")
         return None
+    if cut:
+        errors.append(f"{path} is over {_MAX_CONTEXT_FILE_BYTES // 1024} KB: only its first "
+                      f"{_MAX_CONTEXT_FILE_BYTES // 1024} KB is used.")
+    return data.decode("utf-8", "replace")
 
 
 def load_context_files(agent_dir: Path, cwd: str, errors: list[str]) -> list[ContextFile]:
@@ -356,7 +361,7 @@ def _attr(value: str) -> str:
 def expand_skill(skill: Skill, args_text: str) -> str:
     """``/skill:name args`` -> the skill's instructions wrapped for the model."""
     try:
-        body = parse_front_matter(Path(skill.path).read_text("utf-8", errors="replace"))[1]
+        body = parse_front_matter(read_head(skill.path, _MAX_CONTEXT_FILE_BYTES)[0].decode("utf-8", "replace"))[1]
     except OSError as exc:
         body = f"(could not read {skill.path}: {exc.strerror or exc})"
     text = (

@@ -51,7 +51,7 @@ from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
 from .recovery import Recovery, drop_failed, last_assistant
 from .services import SessionServices
-from .settings_view import default_thinking_level
+from .settings_view import default_thinking_level, stream_idle_timeout
 from .system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
 
 if TYPE_CHECKING:
@@ -101,6 +101,8 @@ class AgentSession:
         self._extra_tools = list(options.extra_tools)
         self._recovery = Recovery(self)
         self._compactor = Compactor(self, self._dispatch)
+        # Said once the session starts (a fork made because another process writes the file).
+        self.start_notices: list[str] = []
 
         from .safety.checkpointing import TurnCheckpoints
         from .safety.permissions import SessionPermissions
@@ -509,6 +511,7 @@ class AgentSession:
                         self._report_handler_error("before_agent_start", "before_agent_start", str(exc))
                 if decision.system_prompt is not None:  # this run only
                     self.agent.set_system_prompt(decision.system_prompt)
+            await self._compact_if_full()
             await self._attempt(lambda: self.agent.prompt(messages))
             await self._after_run()
         finally:
@@ -565,6 +568,18 @@ class AgentSession:
         self.agent.tool_execution = self.settings.get("toolExecution")
         self.agent.steering_mode = self.settings.get("steeringMode")
         self.agent.follow_up_mode = self.settings.get("followUpMode")
+        self.agent.stream_options["idle_timeout"] = stream_idle_timeout(self.settings)
+
+    async def _compact_if_full(self) -> None:
+        """Compact before a prompt when the context is already past the threshold: a session
+        resumed with a model whose window is smaller than its history would otherwise send
+        one request certain to be refused first."""
+        if not self._aborted and self._compactor.due():
+            self.set_run_state("compacting")
+            try:
+                await self._compactor.compact("threshold")
+            finally:
+                self.set_run_state("running")
 
     async def compact_for_overflow(self, failed: AssistantMessage) -> bool:
         """Compact after a context overflow; the failed answer leaves the context only when
@@ -732,6 +747,8 @@ class AgentSession:
         await self.emit(SessionStartEvent(reason, previous_session_file))
         if self.restored_model is not None and self.agent.state.model is self.restored_model:
             await self.emit(ModelSelectEvent(self.restored_model, None, "restore"))
+        while self.start_notices:
+            await self.emit(NoticeEvent("warning", self.start_notices.pop(0)))
 
     async def close(self, reason: ShutdownReason = "quit", target_session_file: str | None = None) -> None:
         """Abort, wait until idle, emit ``session_shutdown``, drop every observer."""
@@ -743,6 +760,7 @@ class AgentSession:
         await self.emit(SessionShutdownEvent(reason, target_session_file))
         self.checkpoints.close()
         self.closed = True
+        self.session_manager.release_writer()
         self._observers.clear()
         self._observer_snapshot = ()
 

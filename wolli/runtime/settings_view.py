@@ -53,5 +53,11 @@ def compaction_settings(settings: Settings) -> Any:
     )
 
 
+def stream_idle_timeout(settings: Settings) -> float:
+    """settings ``streamIdleTimeoutMs`` in seconds; 0 turns the limit off (a day, in effect)."""
+    value = _int(settings, "streamIdleTimeoutMs")
+    return value / 1000 if value > 0 else 86400.0
+
+
 def default_thinking_level(settings: Settings) -> str:
     return str(settings.get("defaultThinkingLevel"))

@@ -151,7 +151,7 @@ def _session_folder_problem(host: AgentHost, cwd: str) -> str | None:
 
     folder = host.sessions_dir / cwd_slug(cwd)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        paths.ensure_private_dir(folder)
     except OSError as exc:
         return f"cannot create the session folder {folder}: {exc.strerror or exc}"
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -239,11 +239,15 @@ async def _start(
     from ..session.manager import SessionLookupError
     from ..session.store import SessionFileError
 
+    _check_session_reference(request.session)
     try:
         session, _ = host.session_from_options(options)
-    except (OSError, ValueError, SessionLookupError, SessionFileError) as exc:
+    except SessionLookupError as exc:  # no session with that id: a mistake on the command line
+        raise StartupError(f"--session: {exc}", USAGE) from None
+    except (OSError, ValueError, SessionFileError) as exc:
         raise StartupError(str(exc)) from None
     warnings += _session_load_warnings(session)
+    warnings += host.resources(session.cwd).errors  # an unreadable AGENTS.md, a skill cut short...
 
     if request.require_model:
         if session.model is None:
@@ -304,6 +308,19 @@ def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: l
     except ModeError as exc:
         raise StartupError(f"--permission-mode: {exc}", USAGE) from None
     warnings += host.permissions.problems(request.cwd)
+
+
+def _check_session_reference(ref: str | None) -> None:
+    """``--session`` naming a file that is not there is a mistake (a typo, the wrong
+    folder), not a request for a new session: say so, and create nothing."""
+    if not ref or os.path.exists(os.path.expanduser(ref)):
+        return
+    if ref.endswith(".jsonl") or os.sep in ref or (os.altsep and os.altsep in ref):
+        raise StartupError(
+            f"--session {ref}: no such session file. Give an existing session file or id "
+            "(wolli -r lists them), or leave --session out to start a new session",
+            USAGE,
+        )
 
 
 def settings_paths(value: Any) -> list[str]:

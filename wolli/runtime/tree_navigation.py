@@ -35,29 +35,41 @@ def abandoned_entries(manager: Any, old_leaf: str | None, target: str | None) ->
 
 async def summarize_branch(session: Any, entries: list[Any], custom_instructions: str | None = None) -> tuple[str, Any]:
     """(summary, details) of ``entries`` by the session's model; raises CompactionError."""
+    from ..session.compaction import summary_output_tokens
     from ..session.summarize import (
         CompactionError,
         FileOperations,
         add_file_operations,
         ask_summary,
-        serialize_conversation,
+        serialize_pieces,
     )
-    from .settings_view import compaction_settings
+    from ..session.summarize_pieces import input_budget_chars, summarize_in_pieces
+    from .settings_view import compaction_settings, stream_idle_timeout
 
     model = session.model
     if model is None:
         raise CompactionError("No model to summarise with.")
     messages = [e.message for e in entries if getattr(e, "type", None) == "message"]
-    transcript = serialize_conversation(messages)
-    if not transcript.strip():
+    pieces = serialize_pieces(messages)
+    if not pieces:
         raise CompactionError("The branch you are leaving has no conversation to summarise.")
-    prompt = BRANCH_SUMMARY_PROMPT
+    instructions = BRANCH_SUMMARY_PROMPT
     if custom_instructions:
-        prompt += f"\n\nAlso: {custom_instructions.strip()}"
-    prompt += f"\n\n<conversation>\n{transcript}\n</conversation>"
+        instructions += f"\n\nAlso: {custom_instructions.strip()}"
     reserve = compaction_settings(session.settings).reserve_tokens
-    summary = await ask_summary(model, prompt, max_tokens=max(1024, int(reserve * 0.5)),
-                                api_key=session.services.get_api_key(model))
+    out = summary_output_tokens(model, max(1024, int(reserve * 0.5)))
+
+    async def ask(prompt: str) -> str:
+        return await ask_summary(model, prompt, max_tokens=out, api_key=session.services.get_api_key(model),
+                                 stream_options={"idle_timeout": stream_idle_timeout(session.settings)})
+
+    # A branch larger than the model's window is summarised in pieces that fit, then merged.
+    result = await summarize_in_pieces(
+        pieces, input_budget_chars(model.context_window, out) or (1 << 62), ask,
+        first_prompt=lambda text: f"{instructions}\n\n<conversation>\n{text}\n</conversation>",
+        final_format=instructions,
+    )
+    summary = result.text
     read, modified = add_file_operations(messages, FileOperations()).file_lists()
     return summary, {"readFiles": read, "modifiedFiles": modified}
 

@@ -26,16 +26,19 @@ from ..ai.types import Model, StreamOptions
 from .context import entry_to_message
 from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from .summarize import (
+    SUMMARY_FORMAT,
+    TURN_PREFIX_PROMPT,
     CompactionError,
     FileOperations,
     add_file_operations,
     add_previous_file_lists,
     ask_summary,
-    build_summary_prompt,
-    build_turn_prefix_prompt,
+    build_summary_prompt_text,
     format_file_lists,
+    serialize_pieces,
     strip_file_lists,
 )
+from .summarize_pieces import MIN_CHUNK_CHARS, PieceSummary, input_budget_chars, summarize_in_pieces
 from .tokens import estimate_context_tokens, estimate_message_tokens
 
 SPLIT_TURN_HEADING = "**Turn Context (split turn):**"
@@ -221,9 +224,13 @@ class CompactionResult:
     tokens_before: int
     # {"readFiles": [...], "modifiedFiles": [...]}
     details: Any = None
+    # Messages too large for any summary request (the last resort: left out, and said).
+    dropped_messages: int = 0
+    # Summary requests made (more than one when the history was larger than the window).
+    requests: int = 1
 
 
-async def _first_error(*coroutines: Any) -> list[str]:
+async def _first_error(*coroutines: Any) -> list[Any]:
     """Run concurrently; on a failure cancel the rest and raise that failure itself."""
     try:
         async with asyncio.TaskGroup() as group:
@@ -238,6 +245,17 @@ async def _first_error(*coroutines: Any) -> list[str]:
     return [t.result() for t in tasks]
 
 
+def summary_output_tokens(model: Model, wanted: int) -> int:
+    """Output tokens allowed for a summary: what was asked, within the model's limits, and at
+    most a quarter of its window (a small window must still hold the summary and the rest)."""
+    limit = wanted
+    if model.context_window > 0:
+        limit = min(limit, model.context_window // 4)
+    if model.max_tokens:
+        limit = min(limit, model.max_tokens)
+    return max(256, limit)
+
+
 async def compact(
     preparation: CompactionPreparation,
     model: Model,
@@ -247,28 +265,56 @@ async def compact(
     signal: Any = None,
     stream_options: StreamOptions | dict[str, Any] | None = None,
 ) -> CompactionResult:
-    """Ask ``model`` for the summary of ``preparation``; raises :class:`CompactionError`."""
+    """Ask ``model`` for the summary of ``preparation``; raises :class:`CompactionError`.
+
+    History larger than one request can carry is summarised in pieces that fit the model's
+    window and merged (:mod:`.summarize_pieces`)."""
     reserve = preparation.settings.reserve_tokens
     common = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
     previous = preparation.previous_summary
+    extra = (f"\n\nAdditional instructions from the user for this summary:\n{custom_instructions.strip()}"
+             if custom_instructions and custom_instructions.strip() else "")
     calls = []
     if preparation.messages_to_summarize:
-        prompt = build_summary_prompt(preparation.messages_to_summarize, previous, custom_instructions)
-        calls.append(ask_summary(model, prompt, max_tokens=int(reserve * 0.8), **common))
+        out = summary_output_tokens(model, int(reserve * 0.8))
+        budget = _budget(model, out, len(previous or ""))
+
+        async def ask_history(prompt: str) -> str:
+            return await ask_summary(model, prompt, max_tokens=out, **common)
+
+        calls.append(summarize_in_pieces(
+            serialize_pieces(preparation.messages_to_summarize), budget, ask_history,
+            first_prompt=lambda text: build_summary_prompt_text(text, previous, custom_instructions),
+            previous_summary=strip_file_lists(previous) if previous else None,
+            final_format=SUMMARY_FORMAT + extra,
+        ))
     if preparation.is_split_turn and preparation.turn_prefix_messages:
-        prompt = build_turn_prefix_prompt(preparation.turn_prefix_messages)
-        calls.append(ask_summary(model, prompt, max_tokens=int(reserve * 0.5), **common))
+        prefix_out = summary_output_tokens(model, int(reserve * 0.5))
+
+        async def ask_prefix(prompt: str) -> str:
+            return await ask_summary(model, prompt, max_tokens=prefix_out, **common)
+
+        calls.append(summarize_in_pieces(
+            serialize_pieces(preparation.turn_prefix_messages), _budget(model, prefix_out, 0), ask_prefix,
+            first_prompt=lambda text: f"<conversation>\n{text}\n</conversation>\n\n{TURN_PREFIX_PROMPT}",
+            final_format=TURN_PREFIX_PROMPT,
+        ))
     if not calls:
         raise CompactionError("Nothing to compact: no messages to summarise.")
-    answers = await _first_error(*calls)
+    answers: list[PieceSummary] = await _first_error(*calls)
+    dropped = sum(answer.dropped for answer in answers)
+    requests = sum(answer.requests for answer in answers)
 
     if preparation.messages_to_summarize:
-        history = answers.pop(0)
+        history = answers.pop(0).text
     else:
         history = strip_file_lists(previous) if previous else "(No earlier history.)"
     summary = history
     if answers:
-        summary = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{answers[0]}"
+        summary = f"{history}\n\n---\n\n{SPLIT_TURN_HEADING}\n\n{answers[0].text}"
+    if dropped:
+        summary += (f"\n\n({dropped} older message{'s were' if dropped != 1 else ' was'} too large to summarise "
+                    "and left out of this summary.)")
     read_files, modified_files = preparation.file_ops.file_lists()
     summary += format_file_lists(read_files, modified_files)
     return CompactionResult(
@@ -276,7 +322,18 @@ async def compact(
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
         details={"readFiles": read_files, "modifiedFiles": modified_files},
+        dropped_messages=dropped,
+        requests=requests,
     )
+
+
+def _budget(model: Model, output_tokens: int, taken_chars: int) -> int:
+    """Characters of transcript one summary request may carry (``taken_chars`` already used
+    by a previous summary it carries too); unlimited when the window is not known."""
+    budget = input_budget_chars(model.context_window, output_tokens)
+    if budget is None:
+        return 1 << 62
+    return max(MIN_CHUNK_CHARS, budget - taken_chars)
 
 
 # ---------------------------------------------------------------------------- cool-down

@@ -223,7 +223,7 @@ class _PageBuilder:
         self.loaded = loaded
         self.source = source
         self.out: list[str] = []
-        self.branch, self.gaps = current_branch(loaded.entries)
+        self.branch, self.gaps = current_branch(loaded.entries, loaded.dangling)
         self.results: dict[str, ToolResultMessage] = {}
         self.called: set[str] = set()
         self.labels: dict[str, str] = {}

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def current_branch(entries: list[Any]) -> tuple[list[Any], int]:
+def current_branch(entries: list[Any], dangling: set[str] | frozenset[str] = frozenset()) -> tuple[list[Any], int]:
     """Entries from the root to the last entry, and how many parent links were broken.
 
     When a parent cannot be found (its line was malformed) the walk goes on from the
     nearest earlier entry in the file, so one bad line does not hide the history before it.
+    ``dangling`` names entries the loader already hung on the entry before them (their
+    parent was nowhere in the file): the gap is marked there too.
     """
     if not entries:
         return [], 0
@@ -28,6 +30,9 @@ def current_branch(entries: list[Any]) -> tuple[list[Any], int]:
         seen.add(current.id)
         path.append(current)
         parent_id = current.parent_id
+        if current.id in dangling:
+            gaps += 1
+            path.append(Gap())
         if parent_id is None:
             break
         parent = by_id.get(parent_id)

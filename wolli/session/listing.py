@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.paths import cwd_slug, sessions_dir
+from ..config.safe_files import open_regular
 from .tags import fold_tags
 
 HEAD_BYTES = 64 * 1024
@@ -155,7 +156,8 @@ def _scan(path: str, st: os.stat_result, with_tags: bool) -> tuple[SessionInfo, 
     size = st.st_size
     if size == 0:
         return None
-    with open(path, "rb") as handle:
+    fd, _ = open_regular(path)  # a FIFO or device named *.jsonl is skipped, never waited on
+    with os.fdopen(fd, "rb") as handle:
         head = handle.read(HEAD_BYTES if size > WHOLE_LIMIT else size)
         mapped: mmap.mmap | None = None
         if size > WHOLE_LIMIT:

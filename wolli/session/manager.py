@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import uuid
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 from ..agent.messages import parse_agent_message
 from ..ai.types import ToolResultMessage
 from ..config.paths import cwd_slug, sessions_dir
-from . import store
+from . import store, writer_lock
 from .context import SessionContext, build_context, interrupted_result
 from .entries import (
     BranchSummaryEntry,
@@ -93,6 +94,10 @@ class SessionManager:
         self._leaf_id: str | None = None
         # Set by stop_writing(): the disk refused a write, so the session goes on in memory.
         self._writing_stopped = False
+        # The file's writer lock (see writer_lock, claim_writer): its release once held (also
+        # run if the manager is dropped without release_writer), and a claim due at creation.
+        self._release: weakref.finalize[Any, Any] | None = None
+        self._claim_at_flush = False
         self.load_errors: list[str] = []
 
     # ------------------------------------------------------------------ constructors
@@ -138,26 +143,30 @@ class SessionManager:
             manager.load_errors = [*loaded.errors, *finished]
             manager._index_loaded(loaded.entries)
             if loaded.migrated_from is not None:
-                manager._save_upgraded(loaded.migrated_from)
+                version = loaded.migrated_from
+                manager._save_repaired(f"upgraded from format v{version} to v3", f".v{version}")
+            elif loaded.header_rebuilt:
+                manager._save_repaired("saved with a new session header", ".no-header")
         return manager
 
-    def _save_upgraded(self, old_version: int) -> None:
-        """Write a file loaded from pi's v1/v2 format back as v3 (see ``migrate``).
+    def _save_repaired(self, what: str, backup_suffix: str) -> None:
+        """Write a file the loader had to repair back in its repaired form, the original kept
+        beside it as ``<file><backup_suffix>``.
 
-        Its entries got ids only now, so later appends would point at parents that are not
-        in the file. If the disk refuses, the session goes on in memory, as after any
-        refused write.
+        pi's v1/v2 files (``migrate``) got entry ids only now, and a file that lost its header
+        line got a new one: later appends must find both in the file. If the disk refuses,
+        the session goes on in memory, as after any refused write.
         """
         assert self._path is not None
         lines = [self._header.to_json(), *(entry.to_json() for entry in self._entries)]
-        backup = f"{self._path}.v{old_version}"
+        backup = f"{self._path}{backup_suffix}"
         try:
             store.rewrite(self._path, lines, keep_original_as=backup)
         except OSError as exc:
-            self.load_errors.append(f"upgraded from format v{old_version} in memory only (cannot rewrite: {exc})")
+            self.load_errors.append(f"{what} in memory only (cannot rewrite the file: {exc})")
             self.stop_writing()
             return
-        self.load_errors.append(f"upgraded from format v{old_version} to v3; the original is kept as {backup}")
+        self.load_errors.append(f"{what}; the original is kept as {backup}")
 
     @classmethod
     def _fresh_at(cls, target: Path, cwd: str | None) -> SessionManager:
@@ -179,6 +188,11 @@ class SessionManager:
         for _, path in sorted(candidates, reverse=True):
             if read_session_info(path) is not None:
                 return cls.open(path)
+            try:  # no readable header: a session that lost it is repaired by open()
+                if os.path.getsize(path) and (found := cls.open(path)).get_entries():
+                    return found
+            except (OSError, store.SessionFileError):
+                continue  # empty, or not a session file at all
         return cls.create(cwd, session_dir)
 
     @classmethod
@@ -475,6 +489,25 @@ class SessionManager:
                 return []
         return []
 
+    def claim_writer(self) -> None:
+        """Become the one process writing this session's file (``writer_lock``); raises
+        ``SessionBusyError`` when another live process is. A session not on disk yet claims
+        its file just before creating it; one in memory has nothing to claim."""
+        if self._path is None or self._release is not None:
+            return
+        if not self._persisted:
+            self._claim_at_flush = True
+            return
+        writer_lock.claim(self._path)
+        self._release = weakref.finalize(self, writer_lock.release, self._path)
+
+    def release_writer(self) -> None:
+        """Give the file back (the session closed); another process may write it now."""
+        self._claim_at_flush = False
+        if self._release is not None:
+            self._release()
+            self._release = None
+
     def stop_writing(self) -> None:
         """Keep the session in memory only from now on (the disk refused a write)."""
         self._writing_stopped = True
@@ -557,6 +590,13 @@ class SessionManager:
             return
         lines = [self._header.to_json(), *(e.to_json() for e in self._entries)]
         sync = any(_needs_sync(e) for e in self._entries)
+        if self._claim_at_flush:  # held before the file exists: no `-c` elsewhere finds it unowned
+            self._claim_at_flush = False
+            try:
+                writer_lock.claim(self._path)
+                self._release = weakref.finalize(self, writer_lock.release, self._path)
+            except writer_lock.SessionBusyError:
+                pass  # one new path opened by two processes at once: the store's lock still holds
         if self._path.exists():  # an empty file opened by path: fill it in place
             store.append_lines(self._path, lines, sync=sync)
         else:

@@ -26,6 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..config.paths import ensure_private_dir
+from ..config.safe_files import FileTooLargeError, read_capped
+from ..config.text_safety import without_surrogates
 from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
 
@@ -36,6 +39,8 @@ except ImportError:  # pragma: no cover - Windows
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+# The largest session file that is loaded (its entries take a few times this in memory).
+SESSION_FILE_LIMIT = 512 * 1024 * 1024
 
 
 class SessionFileError(Exception):
@@ -55,11 +60,17 @@ class LoadedSession:
     skipped_parents: dict[str, str | None] = field(default_factory=dict)
     # The format version the file was in when it had to be upgraded (pi's v1/v2), else None.
     migrated_from: int | None = None
+    # The header line was missing or unreadable and a new one was made (the manager saves
+    # the file with it, keeping the original beside it).
+    header_rebuilt: bool = False
+    # Ids of entries whose parent was nowhere in the file, now hung on the entry before them
+    # (an export marks the gap there).
+    dangling: set[str] = field(default_factory=set)
 
 
 def ensure_dir(path: Path) -> None:
-    """Create a sessions folder (and parents) private to the user."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create a sessions folder (and every missing parent) private to the user."""
+    ensure_private_dir(path)
 
 
 def _lock(fd: int) -> None:
@@ -102,7 +113,11 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _encode(lines: list[str]) -> bytes:
-    return "".join(line + "\n" for line in lines).encode("utf-8")
+    text = "".join(line + "\n" for line in lines)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (undecodable input): the file stays UTF-8
+        return without_surrogates(text).encode("utf-8")
 
 
 def append_lines(
@@ -176,7 +191,7 @@ def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as:
         try:
             os.link(target, backup)
         except OSError:
-            backup.write_bytes(target.read_bytes())
+            backup.write_bytes(read_capped(target, SESSION_FILE_LIMIT))
             os.chmod(backup, FILE_MODE)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     fd = os.open(os.fspath(temporary), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -251,7 +266,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     entries anyway, with the header line reported like any other bad line.
     """
     try:
-        raw = Path(path).read_bytes()
+        raw = read_capped(path, SESSION_FILE_LIMIT)
+    except FileTooLargeError as exc:
+        raise SessionFileError(
+            f"session file {os.fspath(path)} is {exc.strerror}, too large to load; start a new session "
+            "(its entries stay readable in the file)"
+        ) from None
     except OSError as exc:
         raise SessionFileError(f"cannot read session file {os.fspath(path)}: {exc.strerror or exc}") from None
     if not raw.strip():
@@ -260,11 +280,18 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     try:
         header = parse_header(header_line)
     except SessionFileError as exc:
-        if require_header:
-            raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
         result = LoadedSession(header=None)
         with gc_paused():
             _load_entries(raw, 0, 1, result)  # the "header" line is reported as a bad entry
+        if not require_header:
+            return result
+        if not result.entries:  # no entry either: this is not a session file at all
+            raise SessionFileError(f"{os.fspath(path)} is not a usable session file: {exc}") from None
+        # Entries without their header (the first line lost or damaged): keep them all
+        # under a new header rather than refusing the conversation.
+        result.header = _rebuilt_header(path, result.entries)
+        result.header_rebuilt = True
+        result.errors.insert(0, f"line {number - 1}: no session header ({exc}); made a new one")
         return result
     result = LoadedSession(header=header)
     with gc_paused():
@@ -276,6 +303,20 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
             result.migrated_from = version
         _load_entries(raw, pos, number, result)
     return result
+
+
+def _rebuilt_header(path: str | os.PathLike[str], entries: list[Any]) -> SessionHeader:
+    """A header for entries whose own was lost: the id from the file name when it has one
+    (``<time>_<uuid>.jsonl``), the time of the first entry, the current folder."""
+    import uuid
+
+    stem = Path(path).name.removesuffix(".jsonl")
+    _, _, tail = stem.partition("_")
+    try:
+        session_id = str(uuid.UUID(tail))
+    except ValueError:
+        session_id = str(uuid.uuid4())
+    return SessionHeader(id=session_id, cwd=os.getcwd(), timestamp=entries[0].timestamp)
 
 
 def _header_line(raw: bytes) -> tuple[bytes, int, int]:
@@ -325,6 +366,9 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
                     duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
                     result.bad_lines.append(number)
                 else:
+                    parent = entry.parent_id
+                    if parent is not None and parent not in seen and parent not in result.skipped_parents:
+                        _attach_dangling(entry, entries, number, result)
                     seen.add(entry.id)
                     entries.append(entry)
         pos, number = end + 1, number + 1
@@ -352,6 +396,19 @@ def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
     for index, data in objects:
         lines[index] = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return b"\n".join(lines)
+
+
+def _attach_dangling(entry: Any, before: list[Any], number: int, result: LoadedSession) -> None:
+    """An entry whose parent is nowhere in the file (lost with a damaged part, or written by
+    a tool that got it wrong) hangs on the entry before it: the history up to it stays one
+    branch instead of being cut off there."""
+    previous = before[-1].id if before else None
+    result.errors.append(
+        f"line {number}: entry {entry.id} names a parent {entry.parent_id} that is not in the file; "
+        + (f"attached it to the entry before it ({previous})" if previous else "made it the first entry")
+    )
+    result.dangling.add(entry.id)
+    entry.parent_id = previous
 
 
 def _reattach_orphans(result: LoadedSession) -> None:

@@ -143,8 +143,15 @@ def _call_text(name: str, arguments: dict[str, Any]) -> str:
 
 def serialize_conversation(messages: list[Any]) -> str:
     """Agent messages as a labelled plain-text transcript for the summariser."""
-    lines: list[str] = []
+    return "\n\n".join(serialize_pieces(messages))
+
+
+def serialize_pieces(messages: list[Any]) -> list[str]:
+    """The transcript as one text per message (none for a message with nothing to say), so
+    a history too large for one request can be cut between messages."""
+    pieces: list[str] = []
     for message in messages:
+        lines: list[str] = []
         role = getattr(message, "role", None)
         if role == "user":
             text = _blocks_text(message.content)
@@ -180,7 +187,9 @@ def serialize_conversation(messages: list[Any]) -> str:
             lines.append(f"[Summary of an abandoned branch]: {message.summary}")
         elif role == "compactionSummary":
             lines.append(f"[Summary of earlier history]: {message.summary}")
-    return "\n\n".join(lines)
+        if lines:
+            pieces.append("\n\n".join(lines))
+    return pieces
 
 
 # ---------------------------------------------------------------------------- prompts
@@ -252,10 +261,17 @@ def build_summary_prompt(
     messages: list[Any], previous_summary: str | None = None, custom_instructions: str | None = None
 ) -> str:
     """The user prompt for the history summary (an update when ``previous_summary`` is set)."""
+    return build_summary_prompt_text(serialize_conversation(messages), previous_summary, custom_instructions)
+
+
+def build_summary_prompt_text(
+    transcript: str, previous_summary: str | None = None, custom_instructions: str | None = None
+) -> str:
+    """:func:`build_summary_prompt` for a transcript already made."""
     parts = []
     if previous_summary:
         parts.append(f"<previous-summary>\n{strip_file_lists(previous_summary)}\n</previous-summary>")
-    parts.append(f"<conversation>\n{serialize_conversation(messages)}\n</conversation>")
+    parts.append(f"<conversation>\n{transcript}\n</conversation>")
     parts.append(UPDATE_SUMMARY_PROMPT if previous_summary else NEW_SUMMARY_PROMPT)
     if custom_instructions and custom_instructions.strip():
         parts.append(f"Additional instructions from the user for this summary:\n{custom_instructions.strip()}")

@@ -28,6 +28,9 @@ from .shell import shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
 
 UPDATE_INTERVAL = 0.1  # seconds between live output updates
+# The full-output file keeps at most this much (a command printing for ever must not fill
+# the disk); the rest is counted, and the notice says where the file stops.
+FULL_OUTPUT_LIMIT = 100 * 1024 * 1024
 
 
 class BashParams(BaseModel):
@@ -103,6 +106,8 @@ class BashOutput:
         self.ends_with_newline = False
         self.full_output_path: str | None = None
         self.save_error: str | None = None  # why the full output could not be saved
+        self.saved_cut = False  # the full-output file reached FULL_OUTPUT_LIMIT and stops there
+        self._saved = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._tail: list[str] = []
         self._tail_chars = 0
@@ -155,10 +160,19 @@ class BashOutput:
 
     def _store_raw(self, data: bytes) -> None:
         if self._file is not None:
+            room = FULL_OUTPUT_LIMIT - self._saved
             try:
-                self._file.write(data)
+                self._file.write(data[:room])
             except OSError as exc:  # disk full: keep the command running, say so later
                 self._give_up_saving(exc)
+                return
+            self._saved += min(room, len(data))
+            if len(data) >= room:
+                self.saved_cut = True
+                self._file.close()
+                self._file = None
+            return
+        if self.saved_cut:
             return
         if self._head is None:  # saving failed earlier
             return
@@ -172,6 +186,7 @@ class BashOutput:
             self._file = os.fdopen(fd, "wb")
             self.full_output_path = path
             self._file.writelines(self._head or [])
+            self._saved = sum(len(piece) for piece in self._head or [])
         except OSError as exc:
             self._give_up_saving(exc)
         self._head = None
@@ -228,7 +243,10 @@ class BashOutput:
             self.finish()
         end = result.total_lines
         start = end - result.output_lines + 1
-        if self.full_output_path:
+        if self.full_output_path and self.saved_cut:
+            where = (f"Full output, its first {format_size(FULL_OUTPUT_LIMIT)} only (the file stops at that "
+                     f"limit): {self.full_output_path}")
+        elif self.full_output_path:
             where = f"Full output: {self.full_output_path}"
         else:
             where = f"Full output could not be saved: {self.save_error or 'unknown error'}"

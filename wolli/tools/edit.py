@@ -127,6 +127,9 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
                     "diff": _printable(result.diff),
                     "first_changed_line": result.first_changed_line,
                     "path": abs_path,
+                    "lines_added": result.lines_added,
+                    "lines_removed": result.lines_removed,
+                    **({"diff_truncated": True} if result.diff_truncated else {}),
                 },
             )
 

@@ -11,6 +11,8 @@ everything else is kept byte for byte (BOM, CRLF, odd spaces included).
 from __future__ import annotations
 
 import difflib
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,10 @@ _FUZZY_TABLE = str.maketrans(
 _MAX_LINES_SHOWN = 20
 _MAX_LINE_CHARS = 200
 _CLOSEST_MIN_RATIO = 0.5
+_COMPARED_CHARS = 400
+# The most of a diff an edit keeps (its result details, the session, the events); a larger
+# diff becomes a one-line summary with the counts (docs/tools.md).
+DIFF_LIMIT = 64 * 1024
 
 
 class EditMatchError(ValueError):
@@ -51,48 +57,101 @@ class EditSpec:
 @dataclass(slots=True)
 class EditResult:
     content: str  # the whole new text: BOM and line endings as the original had them
-    diff: str  # unified diff of the LF-normalised texts
+    diff: str  # unified diff of the LF-normalised texts (a summary past DIFF_LIMIT)
     first_changed_line: int | None  # 1-based, in the new text
     replacements: int
     fuzzy_edits: list[int] = field(default_factory=list)  # indices matched only after normalising
+    lines_added: int = 0
+    lines_removed: int = 0
+    diff_truncated: bool = False
 
 
 # ---------------------------------------------------------------------------- views
 
 
-@dataclass(slots=True)
 class _View:
-    """A text derived from the original; ``starts``/``ends`` give, per character, the span
-    of the original text it stands for (``None`` means the identity mapping)."""
+    """A text derived from the original whose positions map back to spans of the original.
 
-    text: str
-    starts: list[int] | None = None
-    ends: list[int] | None = None
+    The maps are kept per line, not per character (a 10 MB file on one line must not cost
+    hundreds of megabytes of position lists): ``span`` finds the line by binary search.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the non-empty view span ``[start, end)``."""
-        if self.starts is None or self.ends is None:
-            return start, end
-        return self.starts[start], self.ends[end - 1]
+        return start, end
+
+
+class _LfView(_View):
+    """CRLF -> LF; the LF of a CRLF pair stands for both characters."""
+
+    __slots__ = ("crlf",)
+
+    def __init__(self, text: str, crlf: array) -> None:
+        super().__init__(text)
+        self.crlf = crlf  # positions (in ``text``) of the LFs that stand for a CRLF, ascending
+
+    def origin(self, position: int) -> int:
+        return position + bisect_left(self.crlf, position)
+
+    def is_pair(self, position: int) -> bool:
+        found = bisect_left(self.crlf, position)
+        return found < len(self.crlf) and self.crlf[found] == position
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        last = end - 1
+        return self.origin(start), self.origin(last) + (2 if self.is_pair(last) else 1)
+
+
+class _FuzzyView(_View):
+    """The fuzzy form of an LF view: per line, translated and right-stripped."""
+
+    __slots__ = ("kept_lengths", "lf", "lf_lengths", "lf_starts", "starts")
+
+    def __init__(self, lf: _View) -> None:
+        kept: list[str] = []
+        self.starts, self.kept_lengths = array("q"), array("q")
+        self.lf_starts, self.lf_lengths = array("q"), array("q")
+        position = lf_position = 0
+        for line in lf.text.translate(_FUZZY_TABLE).split("\n"):
+            stripped = line.rstrip()
+            kept.append(stripped)
+            self.starts.append(position)
+            self.kept_lengths.append(len(stripped))
+            self.lf_starts.append(lf_position)
+            self.lf_lengths.append(len(line))
+            position += len(stripped) + 1
+            lf_position += len(line) + 1
+        super().__init__("\n".join(kept))
+        self.lf = lf
+
+    def _to_lf(self, position: int) -> int:
+        line = bisect_right(self.starts, position) - 1
+        column = position - self.starts[line]
+        if column < self.kept_lengths[line]:
+            return self.lf_starts[line] + column
+        return self.lf_starts[line] + self.lf_lengths[line]  # the line's newline
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        return self.lf.span(self._to_lf(start), self._to_lf(end - 1) + 1)
 
 
 def _lf_view(original: str) -> _View:
-    """CRLF -> LF; the LF of a CRLF pair stands for both characters."""
+    """CRLF -> LF, remembering which LFs stood for a pair."""
     if "\r\n" not in original:
         return _View(original)
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
+    crlf = array("q")
     pieces = original.split("\r\n")
-    for i, piece in enumerate(pieces):
-        starts.extend(range(pos, pos + len(piece)))
-        ends.extend(range(pos + 1, pos + len(piece) + 1))
-        pos += len(piece)
-        if i < len(pieces) - 1:
-            starts.append(pos)
-            ends.append(pos + 2)
-            pos += 2
-    return _View("\n".join(pieces), starts, ends)
+    position = 0
+    for piece in pieces[:-1]:
+        position += len(piece)
+        crlf.append(position)
+        position += 1
+    return _LfView("\n".join(pieces), crlf)
 
 
 def normalize_for_match(text: str) -> str:
@@ -102,26 +161,7 @@ def normalize_for_match(text: str) -> str:
 
 
 def _fuzzy_view(lf: _View) -> _View:
-    translated = lf.text.translate(_FUZZY_TABLE)
-    out: list[str] = []
-    index: list[int] = []  # position in lf.text of every kept character
-    pos = 0
-    lines = translated.split("\n")
-    for i, line in enumerate(lines):
-        kept = line.rstrip()
-        out.append(kept)
-        index.extend(range(pos, pos + len(kept)))
-        pos += len(line)
-        if i < len(lines) - 1:
-            index.append(pos)  # the newline
-            pos += 1
-    if lf.starts is None or lf.ends is None:
-        starts = index
-        ends = [i + 1 for i in index]
-    else:
-        starts = [lf.starts[i] for i in index]
-        ends = [lf.ends[i] for i in index]
-    return _View("\n".join(out), starts, ends)
+    return _FuzzyView(lf)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -163,15 +203,18 @@ def find_closest_match(content: str, needle: str) -> tuple[int, float, list[str]
     needle_lines = split_lines(needle.replace("\r\n", "\n"))
     lines = split_lines(content.replace("\r\n", "\n"))
     height = max(1, len(needle_lines))
-    target = "\n".join(line.strip() for line in needle_lines)
+    # Lines are compared by their first _COMPARED_CHARS characters: a minified file on one
+    # 10 MB line made this one comparison take seconds (difflib walks every character).
+    target = "\n".join(line.strip()[:_COMPARED_CHARS] for line in needle_lines)
     if not target.strip() or not lines:
         return None
+    clipped = [line.strip()[:_COMPARED_CHARS] for line in lines]
     matcher = difflib.SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(target)
     best_ratio = 0.0
     best_at = -1
     for start in range(max(1, len(lines) - height + 1)):
-        window = "\n".join(line.strip() for line in lines[start : start + height])
+        window = "\n".join(clipped[start : start + height])
         matcher.set_seq1(window)
         if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
             continue
@@ -198,6 +241,45 @@ def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
             _lines_keepends(old), _lines_keepends(new), f"a/{path}", f"b/{path}", n=context
         )
     )
+
+
+@dataclass(slots=True)
+class DiffSummary:
+    text: str  # the unified diff, or a one-line summary when it was over the limit
+    added: int  # lines added
+    removed: int  # lines removed
+    size: int  # characters of the whole diff
+    cut: bool  # ``text`` is the summary
+
+
+def capped_unified_diff(old: str, new: str, path: str, limit: int = DIFF_LIMIT, context: int = 3) -> DiffSummary:
+    """:func:`unified_diff`, kept only up to ``limit`` characters; past it, a summary with
+    the counts. One edit of a 10 MB single-line file made a 20 MB diff, stored in the
+    session and sent in several events; now the lines are counted as they are produced
+    and never joined."""
+    kept: list[str] | None = []
+    added = removed = size = 0
+    lines = difflib.unified_diff(_lines_keepends(old), _lines_keepends(new), f"a/{path}", f"b/{path}", n=context)
+    for number, line in enumerate(lines):
+        size += len(line)
+        if number >= 2:  # after the ---/+++ header
+            if line.startswith("+"):
+                added += 1
+            elif line.startswith("-"):
+                removed += 1
+        if kept is not None:
+            kept.append(line)
+            if size > limit:
+                kept = None
+    if kept is not None:
+        return DiffSummary("".join(kept), added, removed, size, False)
+    summary = (f"(diff not kept: {_size(size)}, over the {_size(limit)} limit; {removed} line"
+               f"{'s' if removed != 1 else ''} removed, {added} added)")
+    return DiffSummary(summary, added, removed, size, True)
+
+
+def _size(count: int) -> str:
+    return f"{count / 1024 / 1024:.1f} MB" if count >= 1024 * 1024 else f"{count / 1024:.0f} KB"
 
 
 def first_changed_line(old: str, new: str) -> int | None:
@@ -354,12 +436,16 @@ def apply_edits(text: str, edits: Iterable[Any], path: str = "file") -> EditResu
         )
     old_lf = matcher.lf.text
     new_lf = result.replace("\r\n", "\n")
+    diff = capped_unified_diff(old_lf, new_lf, path)
     return EditResult(
         content=bom + result,
-        diff=unified_diff(old_lf, new_lf, path),
+        diff=diff.text,
         first_changed_line=first_changed_line(old_lf, new_lf),
         replacements=len(pairs),
         fuzzy_edits=fuzzy,
+        lines_added=diff.added,
+        lines_removed=diff.removed,
+        diff_truncated=diff.cut,
     )
 
 

@@ -12,15 +12,19 @@ process-tree machinery, which knows nothing of environments) and re-exports its
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 import stat as stat_module
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from ..config.daemon_threads import run_blocking
+from ..config.safe_files import read_capped, write_regular
 from .process import ExecOptions, ExecResult, run_shell_command
+
+# The most :meth:`Environment.read_file` reads of one file on this machine (tools check the
+# size first and say what to do instead; this holds for files whose size lies, like /proc).
+FILE_READ_LIMIT = 64 * 1024 * 1024
 
 __all__ = [
     "DirEntry", "Environment", "ExecOptions", "ExecResult", "FileStat", "create_host_environment",
@@ -66,15 +70,19 @@ class Environment:
 
     # ------------------------------------------------------------------ files
 
+    # The host's file operations run in daemon threads (``run_blocking``): a call stuck in
+    # the kernel is abandoned on abort instead of holding the process at exit. Reads and
+    # writes take regular files only (a FIFO, /dev/zero or a tty is refused at the open).
+
     async def read_file(self, path: str) -> bytes:
-        return await asyncio.to_thread(Path(path).read_bytes)
+        return await run_blocking(read_capped, path, FILE_READ_LIMIT)
 
     async def write_file(self, path: str, data: bytes | str) -> None:
         payload = data.encode("utf-8") if isinstance(data, str) else data
-        await asyncio.to_thread(Path(path).write_bytes, payload)
+        await run_blocking(write_regular, path, payload)
 
     async def mkdir(self, path: str, parents: bool = True) -> None:
-        await asyncio.to_thread(os.makedirs if parents else os.mkdir, path, **({"exist_ok": True} if parents else {}))
+        await run_blocking(os.makedirs if parents else os.mkdir, path, **({"exist_ok": True} if parents else {}))
 
     async def access(self, path: str, mode: str = "r") -> bool:
         flags = {"r": os.R_OK, "w": os.W_OK, "x": os.X_OK}
@@ -111,7 +119,7 @@ class Environment:
                         out.append(DirEntry(entry.name, False, False, False))
             return out
 
-        return await asyncio.to_thread(scan)
+        return await run_blocking(scan)
 
     def detect_image_mime_type(self, data: bytes) -> str | None:
         """The image type from magic bytes (PNG, JPEG, GIF, WebP), else None."""

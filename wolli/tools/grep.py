@@ -24,6 +24,7 @@ from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.types import TextContent
 from .environment import Environment
 from .gitignore import compile_path_glob
+from .read import special_file_refusal
 from .search_fallback import (
     SearchRoot,
     check_abort,
@@ -281,6 +282,8 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
         if not params.pattern:
             raise GrepError("The pattern is empty. Give a regex or text to search for.")
         root = await resolve_root(env, params.path)
+        if not root.is_dir and root.stat is not None and not root.stat.is_file:
+            raise special_file_refusal(root.shown, root.abs_path, root.stat)
         try:
             glob_match = compile_path_glob(params.glob) if params.glob and params.glob.strip() else None
         except (ValueError, re.error) as exc:

@@ -20,6 +20,8 @@ MAX_IMAGE_DIMENSION = 2000
 MAX_IMAGE_BYTES = int(4.5 * 1024 * 1024)
 _JPEG_QUALITIES = (85, 70, 55, 40)
 _MAX_SHRINK_STEPS = 6
+# Pixels decoded at most to shrink an image (RGBA: 4 bytes each, so at most ~200 MB).
+MAX_DECODED_PIXELS = 50_000_000
 
 
 @dataclass(slots=True)
@@ -113,6 +115,14 @@ def prepare_image(
     too_heavy = len(data) > max_bytes
     if not too_wide and not too_heavy:
         return prepared
+    if dims is not None and dims[0] * dims[1] > MAX_DECODED_PIXELS and mime_type != "image/jpeg":
+        # A few kilobytes of PNG can claim 20000x20000 pixels: decoding it whole would take
+        # gigabytes, and no provider takes it as it is. (A JPEG is decoded at a fraction of
+        # its size, see _shrink.)
+        prepared.data = None
+        prepared.note = (f"The image is {dims[0]}x{dims[1]} pixels, more than the "
+                         f"{MAX_DECODED_PIXELS // 1_000_000} megapixels Wolli decodes to shrink it.")
+        return prepared
 
     image_module = _load_pillow()
     if image_module is None:
@@ -156,6 +166,14 @@ def _shrink(
     with image_module.open(io.BytesIO(data)) as opened:
         opened.seek(0)  # animated GIF/WebP: the first frame stands for the image
         prepared.original_width, prepared.original_height = opened.size
+        if getattr(opened, "format", None) == "JPEG":
+            opened.draft("RGB", (max_dimension, max_dimension))  # decoded at 1/2..1/8 scale: cheaper
+        width, height = opened.size
+        if width * height > MAX_DECODED_PIXELS:  # (Pillow itself only warns below 179 megapixels)
+            prepared.data = None
+            prepared.note = (f"The image is {prepared.original_width}x{prepared.original_height} pixels, more "
+                             f"than the {MAX_DECODED_PIXELS // 1_000_000} megapixels Wolli decodes to shrink it.")
+            return prepared
         image = opened.copy()
     image.thumbnail((max_dimension, max_dimension), image_module.Resampling.LANCZOS)
     for _ in range(_MAX_SHRINK_STEPS):

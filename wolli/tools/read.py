@@ -19,12 +19,13 @@ from pydantic import BaseModel, Field
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortError
 from ..ai.types import ImageContent, TextContent
-from .environment import Environment, FileStat
+from ..config.safe_files import file_kind
+from .environment import FILE_READ_LIMIT, Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head
 
 # Reading loads the whole file; past this size bash (sed/head/tail) is the better tool.
-MAX_READ_BYTES = 64 * 1024 * 1024
+MAX_READ_BYTES = FILE_READ_LIMIT
 # Invalid UTF-8 up to this share of the bytes is shown as U+FFFD instead of refusing the file.
 _MAX_INVALID_SHARE = 0.01
 
@@ -67,7 +68,21 @@ async def stat_existing_file(env: Environment, abs_path: str, shown: str, missin
         raise IsADirectoryError(
             f"{shown} is a directory, not a file. Use ls to list its contents."
         )
+    if not st.is_file:
+        raise special_file_refusal(shown, abs_path, st)
     return st
+
+
+def special_file_refusal(shown: str, abs_path: str, st: FileStat, *, writing: bool = False) -> OSError:
+    """Devices, FIFOs and sockets are never opened: /dev/zero never ends, a FIFO blocks."""
+    kind = file_kind(st.mode) if st.mode else "a special file"
+    quoted = shlex.quote(abs_path)
+    hint = (f"If writing to it is really intended, use bash (e.g. `printf ... > {quoted}`)." if writing
+            else f"To see part of it, use bash with a bound, e.g. `head -c 4096 {quoted} | xxd | head`.")
+    return OSError(
+        f"{shown} ({abs_path}) is {kind}, not a regular file; the file tools only read and write "
+        f"regular files (a device can be endless, a FIFO blocks until another process opens it). {hint}"
+    )
 
 
 def binary_refusal(shown: str, size: int, why: str) -> ValueError:

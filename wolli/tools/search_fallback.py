@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ai.abort import AbortController, AbortError, AbortSignal
-from .environment import DirEntry, Environment, ExecOptions
+from .environment import DirEntry, Environment, ExecOptions, FileStat
 from .gitignore import IgnoreFile, IgnoreGlobals, IgnoreLayer, is_ignored
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -55,6 +55,7 @@ class SearchRoot:
     shown: str  # the path as the model gave it
     abs_path: str
     is_dir: bool
+    stat: FileStat | None = None
 
 
 async def resolve_root(env: Environment, path: str | None) -> SearchRoot:
@@ -70,7 +71,7 @@ async def resolve_root(env: Environment, path: str | None) -> SearchRoot:
         ) from None
     except PermissionError:
         raise PermissionError(f"Permission denied: cannot access {shown} ({abs_path}).") from None
-    return SearchRoot(shown, abs_path, st.is_dir)
+    return SearchRoot(shown, abs_path, st.is_dir, st)
 
 
 def display_path(path: str) -> str:

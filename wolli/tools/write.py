@@ -15,7 +15,7 @@ from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.types import TextContent
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
-from .read import check_abort
+from .read import check_abort, special_file_refusal
 
 
 class WriteParams(BaseModel):
@@ -52,10 +52,14 @@ def create_write_tool(env: Environment) -> ToolDefinition:
 
         async def mutate() -> ToolResult:
             created = not await env.exists(abs_path)
-            if not created and (await env.stat(abs_path)).is_dir:
-                raise IsADirectoryError(
-                    f"{shown} is a directory; write needs a file path (e.g. {shown.rstrip('/')}/name.ext)."
-                )
+            if not created:
+                st = await env.stat(abs_path)
+                if st.is_dir:
+                    raise IsADirectoryError(
+                        f"{shown} is a directory; write needs a file path (e.g. {shown.rstrip('/')}/name.ext)."
+                    )
+                if not st.is_file:
+                    raise special_file_refusal(shown, abs_path, st, writing=True)
             parent = os.path.dirname(abs_path)
             try:
                 if parent:

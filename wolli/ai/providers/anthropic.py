@@ -251,7 +251,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             streaming = True
             builder.start()
             reader = AnthropicStreamReader(builder)
-            async for event in sse_events(response):
+            async for event in sse_events(response, options):
                 if not reader.feed(event.event, event.data):
                     break
             reader.finish()

@@ -542,7 +542,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
             builder.start()
             count = 0
             try:
-                async for event in sse_events(response):
+                async for event in sse_events(response, options):
                     data = event.data.strip()
                     if not data:
                         continue

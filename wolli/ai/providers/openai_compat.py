@@ -68,6 +68,7 @@ class OpenAICompat:
     supports_store: bool = False
     supports_prompt_cache_key: bool = False
     send_default_max_tokens: bool = True
+    open_router_routing: dict[str, Any] | None = None  # OpenRouter's ``provider`` request field
 
 
 # camelCase key in model.compat -> (attribute, expected type)
@@ -88,7 +89,57 @@ COMPAT_KEYS: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "supportsStore": ("supports_store", bool),
     "supportsPromptCacheKey": ("supports_prompt_cache_key", bool),
     "sendDefaultMaxTokens": ("send_default_max_tokens", bool),
+    "openRouterRouting": ("open_router_routing", dict),
 }
+
+# pi's compat keys (openai-completions, anthropic-messages and openai-responses) that Wolli
+# accepts in models.json without using them: a file written for pi loads without a word.
+PI_ONLY_KEYS = frozenset({
+    "supportsFinishReason", "requiresReasoningContentOnAssistantMessages", "chatTemplateKwargs",
+    "chatTemplateArgs", "vercelGatewayRouting", "zaiToolStream", "thinkingTokenBudgetField",
+    "supportsThinkingTokenBudget", "supportsOpenAIGrammarTools", "supportsMidConvoSystemMessages",
+    "supportsMidConvoToolAdditions", "supportsStrictMode", "cacheControlFormat", "sendSessionAffinityHeaders",
+    "sessionAffinityFormat", "supportsLongCacheRetention", "vllmPriority",
+    "supportsEagerToolInputStreaming", "supportsCacheControlOnTools", "supportsTemperature",
+    "forceAdaptiveThinking", "allowEmptySignature", "supportsStrictTools", "supportsMidConvoEffort",
+    "supportsMidConvoToolChanges", "allowedFallbackModels", "supportsAdditionalTools", "supportsToolSearch",
+    "supportsExplicitPromptCacheMode", "supportsMaxOutputTokens",
+})
+
+
+def check_compat(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A ``compat`` object of models.json as Wolli will use it, and what was wrong with it.
+
+    Keys Wolli reads are checked (type, allowed values) and dropped when wrong, so the
+    detected default applies instead of a request failing later; pi's other keys are kept
+    quietly (see :data:`PI_ONLY_KEYS`); anything else is named with the nearest key.
+    """
+    import difflib
+
+    clean: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        spec = COMPAT_KEYS.get(key)
+        if spec is None:
+            if key in PI_ONLY_KEYS:
+                clean[key] = value
+                continue
+            near = difflib.get_close_matches(key, [*COMPAT_KEYS, *PI_ONLY_KEYS], n=1, cutoff=0.6)
+            problems.append(f"{key}: unknown compat key" + (f" (did you mean {near[0]!r}?)" if near else "") + "; ignored")
+            continue
+        _, expected = spec
+        allowed = {"thinkingFormat": THINKING_FORMATS, "maxTokensField": MAX_TOKENS_FIELDS}.get(key)
+        wrong_type = (isinstance(value, bool) and expected is int) or not isinstance(value, expected)
+        if wrong_type or (allowed is not None and value is not None and value not in allowed):
+            shown = f"one of {', '.join(allowed)}" if allowed else _TYPE_WORDS.get(expected, "another type")
+            problems.append(f"{key}: {value!r} is not {shown} (Wolli's values); the detected default applies")
+            continue
+        clean[key] = value
+    return clean, problems
+
+
+_TYPE_WORDS: dict[Any, str] = {bool: "true or false", int: "a whole number", str: "a string", dict: "an object",
+                               (str, type(None)): "a string or null"}
 
 
 def _host_port(base_url: str) -> tuple[str, int | None]:

@@ -47,6 +47,8 @@ them is detected from ``model.provider`` and ``model.base_url`` (see
     Send ``store: false`` (OpenAI only).
 ``supportsPromptCacheKey`` (bool)
     Send ``options.session_id`` as ``prompt_cache_key`` (OpenAI only).
+``openRouterRouting`` (object)
+    OpenRouter's provider routing preferences, sent as the request's ``provider`` field.
 
 Streaming: text in ``delta.content`` (a string, or Mistral's list of typed parts), thinking in
 the first non-empty of ``reasoning_content`` / ``reasoning`` / ``reasoning_text`` (the field
@@ -301,6 +303,8 @@ def build_payload(model: Model, context: Context, options: StreamOptions, compat
             if key in options.extra:
                 payload[key] = options.extra[key]
     _apply_reasoning(payload, model, options, compat)
+    if compat.open_router_routing:  # models.json compat.openRouterRouting, as pi sends it
+        payload["provider"] = dict(compat.open_router_routing)
     if options.session_id and compat.supports_prompt_cache_key:
         payload["prompt_cache_key"] = options.session_id
     return payload
@@ -590,7 +594,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
         async with open_stream(url, headers, payload, options) as response:
             streaming = True
             builder.start()
-            events = sse_events(response)
+            events = sse_events(response, options)
             try:
                 async for sse in events:
                     if state.handle(sse):

@@ -407,7 +407,7 @@ async def run(model: Model, context: Context, options: StreamOptions, builder: M
     async with open_stream(endpoint(model), headers, payload, options) as response:
         builder.start()
         state = _StreamState(builder)
-        async for sse in sse_events(response):
+        async for sse in sse_events(response, options):
             data = sse.data.strip()
             if not data or data == "[DONE]":
                 continue

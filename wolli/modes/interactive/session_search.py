@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any
 
+from ...config.safe_files import open_regular
 from .fuzzy import fuzzy_score
 
 CONTENT_SCAN_LIMIT = 200  # sessions found by content at most
@@ -50,7 +51,8 @@ def content_matches(sessions: list[Any], query: str, *, exclude: set[str] | None
         if exclude and info.path in exclude:
             continue
         try:
-            with open(info.path, "rb") as handle:
+            fd, _ = open_regular(info.path)
+            with os.fdopen(fd, "rb") as handle:
                 if os.fstat(handle.fileno()).st_size == 0:
                     continue
                 with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:

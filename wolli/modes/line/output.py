@@ -5,6 +5,9 @@ line when hidden, a tool call is a one-line summary when it starts and its resul
 lines when it ends, and a status line follows each run. Everything else (notices, retries,
 compaction, extension errors) is a short line of its own. Anything printed while an answer
 line is unfinished first takes that line off the screen and puts it back afterwards.
+
+Text from the model, tools, files and servers is made :func:`terminal_safe` here, before
+it is styled (tool rows in ``tool_text``): escape sequences in it are shown, never obeyed.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ...config.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
 from .. import tool_text
 from ..highlighting import AnsiTheme
@@ -81,7 +85,7 @@ class LineOutput:
 
     def notice(self, text: str, level: str = "info") -> None:
         level = level if level in NOTICE_TOKENS else "info"
-        first, *rest = str(text).split("\n")
+        first, *rest = terminal_safe(str(text)).split("\n")
         lines = [f"{self.marker(level)} {first}", *(f"  {line}" for line in rest)]
         self.print_line("\n".join(self.fg(NOTICE_TOKENS[level], line) for line in lines))
 
@@ -177,8 +181,8 @@ class LineOutput:
 
                 shown = self._custom_message(message)
                 if shown is None:
-                    label = self.fg("customMessageLabel", f"[{message.custom_type}]")
-                    shown = f"{label} {content_text(message.content)}"
+                    label = self.fg("customMessageLabel", f"[{terminal_safe(message.custom_type)}]")
+                    shown = f"{label} {terminal_safe(content_text(message.content))}"
                 self.print_line(shown, separate=True)
             case "compactionSummary" | "branchSummary":
                 pass  # announced by the compaction events
@@ -186,7 +190,7 @@ class LineOutput:
                 pass
 
     def user(self, text: str) -> None:
-        first, *rest = text.split("\n")
+        first, *rest = terminal_safe(text).split("\n")
         self.print_line("\n".join([f"{self.fg('accent', self.marker('user'))} {first}", *(f"  {r}" for r in rest)]),
                         separate=True)
 
@@ -202,8 +206,8 @@ class LineOutput:
             if index > self._block_index:
                 self._end_block()
                 self._start_block(index, block.type)
-            if self._block is not None:
-                self._block.feed(text[self._block_done:])
+            if self._block is not None:  # a CR is dropped (as the block did), then the rest shown safely
+                self._block.feed(terminal_safe(text[self._block_done:].replace("\r", "")))
             self._block_done = len(text)
 
     def _start_block(self, index: int, kind: str) -> None:
@@ -379,7 +383,7 @@ class LineOutput:
 
     def bash(self, message: Any) -> None:
         """``!cmd``: the command, its output's last lines, its exit code."""
-        header = self.fg("bashMode", "$ ") + message.command
+        header = self.fg("bashMode", "$ ") + terminal_safe(message.command)
         if message.exclude_from_context:
             header += self.fg("dim", "  (not sent to the model)")
         self.print_line(header, separate=True)

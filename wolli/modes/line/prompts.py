@@ -23,6 +23,8 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
+from ...config.daemon_threads import run_blocking
+from ...runtime.request import PROMPT_INPUT_LIMIT
 from .terminal import Terminal
 
 LIST_LIMIT = 30  # entries of a numbered list printed at once; words narrow a longer one
@@ -190,7 +192,11 @@ class Prompter:
         lines = self.lines
         assert lines is not None
         self.terminal.write(question)
-        line = await asyncio.to_thread(lines.readline)
+        # A daemon thread: a quit while the pipe stays open must not wait for its next line.
+        line, cut = await run_blocking(_capped_line, lines)
+        if cut:
+            self.terminal.write(f"\n(this line is over {PROMPT_INPUT_LIMIT // (1024 * 1024)} MB: only its "
+                                "start is used)\n")
         if not line:
             self.terminal.write("\n")
             raise EOFError
@@ -409,3 +415,15 @@ def _words_in(labels: list[str]) -> Callable[[str, list[int]], list[int]]:
         return [i for i in shown if all(w in labels[i].lower() for w in words)]
 
     return narrow
+
+
+def _capped_line(stream: IO[str]) -> tuple[str, bool]:
+    """The next line of ``stream`` up to :data:`PROMPT_INPUT_LIMIT` characters, and whether
+    it was longer (the rest of it is read and dropped, so the next line starts clean)."""
+    line = stream.readline(PROMPT_INPUT_LIMIT + 1)
+    if len(line) <= PROMPT_INPUT_LIMIT or line.endswith("\n"):
+        return line, False
+    while True:
+        rest = stream.readline(1 << 20)
+        if not rest or rest.endswith("\n"):
+            return line[:PROMPT_INPUT_LIMIT] + "\n", True

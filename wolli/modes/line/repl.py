@@ -308,32 +308,27 @@ class LineRepl:
     @contextlib.contextmanager
     def _signals(self) -> Iterator[None]:
         """SIGINT stops a run (or, idle, quits) instead of killing the loop; SIGTERM and SIGHUP
-        stop the run and quit, saving the session."""
-        loop = asyncio.get_running_loop()
-        installed = []
+        stop the run and quit, saving the session. Whatever holds the process after a signal
+        that quits cannot keep it past :data:`..signal_exit.EXIT_GRACE_S`."""
+        from ..signal_exit import SignalRoute
 
-        def interrupt() -> None:  # only when keys are not read raw (a piped stdin)
-            if self._running is not None:
-                self.abort()
-            else:
-                terminate()
-
-        def terminate() -> None:
+        def terminate(number: int) -> None:
+            route.arm_exit(number)
             self.quit_requested = True
             self.abort()
             self.prompter.close_main()
 
-        for number, handler in ((signal.SIGINT, interrupt), (signal.SIGTERM, terminate), (signal.SIGHUP, terminate)):
-            try:
-                loop.add_signal_handler(number, handler)
-                installed.append(number)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        try:
+        def handle(number: int) -> None:
+            if number != signal.SIGINT:
+                terminate(number)
+            elif self._running is not None:  # only when keys are not read raw (a piped stdin)
+                self.abort()
+            else:
+                terminate(number)
+
+        route = SignalRoute(asyncio.get_running_loop(), handle, quit_on=("SIGTERM", "SIGHUP"))
+        with route:
             yield
-        finally:
-            for number in installed:
-                loop.remove_signal_handler(number)
 
     async def _cycle_thinking(self) -> None:
         """Shift+Tab: the next thinking level (printed by its event)."""

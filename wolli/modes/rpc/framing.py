@@ -17,22 +17,46 @@ from typing import Any
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+# The longest record read; a longer line is skipped to its end and reported (a client that
+# never sends a newline must not grow the reader's memory without end).
+RECORD_LIMIT = 64 * 1024 * 1024
+
+
+class OversizedRecord(bytes):
+    """Stands for a record that was longer than the limit and was dropped unread."""
+
+
 class LineSplitter:
     """Feed it bytes as they arrive; it returns the complete records (without ``\\n``/``\\r``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_record: int = RECORD_LIMIT) -> None:
         self._pending = bytearray()
+        self.max_record = max_record
+        self._skipping = False  # inside a record that was too long: drop up to its newline
 
     def feed(self, data: bytes) -> list[bytes]:
+        if self._skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return []
+            self._skipping, data = False, data[end + 1 :]
         self._pending += data
-        if b"\n" not in data:
-            return []
-        *lines, rest = bytes(self._pending).split(b"\n")
-        self._pending = bytearray(rest)
-        return [_strip_cr(line) for line in lines]
+        out: list[bytes] = []
+        if b"\n" in data:
+            *lines, rest = bytes(self._pending).split(b"\n")
+            self._pending = bytearray(rest)
+            out = [_strip_cr(line) if len(line) <= self.max_record else OversizedRecord() for line in lines]
+        if len(self._pending) > self.max_record:
+            self._pending = bytearray()
+            self._skipping = True
+            out.append(OversizedRecord())
+        return out
 
     def finish(self) -> list[bytes]:
         """The input ended: a last record without its ``\\n`` still counts."""
+        if self._skipping:
+            self._skipping = False
+            return []
         rest, self._pending = bytes(self._pending), bytearray()
         return [_strip_cr(rest)] if rest.strip() else []
 
@@ -54,6 +78,8 @@ def encode_record(value: Any) -> bytes:
 
 def decode_record(line: bytes) -> Any:
     """A record's JSON value; ``ValueError`` (with what is wrong) for bad UTF-8 or bad JSON."""
+    if isinstance(line, OversizedRecord):
+        raise ValueError(f"the line is longer than {RECORD_LIMIT // (1024 * 1024)} MB; it was skipped")
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:

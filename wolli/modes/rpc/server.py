@@ -39,7 +39,7 @@ from . import (
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
 )
 from .commands import COMMANDS, CommandError, Later, NoData
-from .framing import LineSplitter, decode_record
+from .framing import LineSplitter, OversizedRecord, decode_record
 from .output import ProtocolOutput
 from .ui import RpcUI, UiResponseError
 
@@ -241,7 +241,7 @@ class RpcServer:
             self.stop()
 
     def handle_line(self, line: bytes) -> None:
-        if not line.strip():
+        if not line.strip() and not isinstance(line, OversizedRecord):
             return  # a blank line is no command (a client's keep-alive, a stray newline)
         try:
             value = decode_record(line)

@@ -35,8 +35,11 @@ def run_tui(request: StartupRequest) -> int:
 
 
 def exit_status(app: Any, returned: Any) -> int:
-    """The process's exit status: what the app exited with, else 1 when it ended on an
-    unhandled error (Textual then returns None and sets ``return_code``), else 0."""
+    """The process's exit status: 128 + the signal's number when a signal ended it, else
+    what the app exited with, else 1 when it ended on an unhandled error (Textual then
+    returns None and sets ``return_code``), else 0."""
+    if getattr(app, "signal_exit_code", None) is not None:
+        return int(app.signal_exit_code)
     if isinstance(returned, int):
         return returned
     return int(app.return_code or 0)

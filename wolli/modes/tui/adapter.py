@@ -39,11 +39,16 @@ class EventAdapter:
             case "message_start":
                 self._message_start(event.message)
             case "message_update":
+                app.working.waiting(True)  # data came: the wait starts again
                 view, message = self.current, event.message
                 if view is not None:
                     self.batcher.mark(view, lambda: view.sync(message))
             case "message_end":
+                if event.message.role == "assistant":
+                    app.working.waiting(False)
                 self._message_end(event.message)
+            case "turn_start":
+                app.working.waiting(True)
             case "tool_execution_start":
                 row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
                 row.start(event.args)

@@ -45,7 +45,6 @@ from .widgets.working_row import WorkingRow
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
-TERMINATE_GRACE_S = 5.0  # SIGTERM/SIGHUP: time for session_shutdown before a hard exit
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
               "app.thinking.cycle", "app.editor.external", "app.transcript.earlier", "app.transcript.pageUp",
               "app.transcript.pageDown", "app.transcript.end", "app.model.select", "app.model.cycleForward",
@@ -92,6 +91,9 @@ class WolliApp(App[int]):
                  themes_dirs: list[Path] | None = None, theme_name: str = "dark",
                  hide_thinking: bool = False) -> None:
         super().__init__()
+        from .terminal_guard import install
+
+        install()  # no control character in any drawn text reaches the terminal
         self.request = request
         self.agent_home = agent_home  # logs/extensions.log takes the tracebacks of extension code
         self.keyboard = KeyboardProtocol()  # whether the terminal speaks the kitty keyboard protocol
@@ -124,6 +126,8 @@ class WolliApp(App[int]):
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._printed = ""  # a captured print line not yet ended
+        self._signal_route: Any = None  # SIGINT/SIGTERM/SIGHUP while the app runs (on_mount)
+        self.signal_exit_code: int | None = None
         for spec in self.themes.values():
             self.register_theme_spec(spec)
         self.theme = f"wolli-{self.theme_spec.name}"
@@ -189,6 +193,8 @@ class WolliApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
+        if self._signal_route is not None:  # from here the default actions end the process
+            self._signal_route.__exit__()
 
     def on_print(self, event: Any) -> None:
         self._printed += event.text
@@ -198,31 +204,21 @@ class WolliApp(App[int]):
                 self.add_notice(line, "warning" if event.stderr else "info")
 
     def _install_signal_handlers(self) -> None:
-        """SIGTERM and SIGHUP (a closed terminal) end the run like Esc, save, then quit."""
+        """SIGTERM, SIGHUP (a closed terminal) and a SIGINT sent from outside (Ctrl+C is a
+        key here) end the run like Esc, save, then quit. After a hangup the terminal is gone
+        and Textual's writer can block for good on it (seen under tmux kill-server), and a
+        tool thread may be stuck in the kernel: the route ends the process regardless once
+        its grace period is over (everything complete is on disk already)."""
         import asyncio
-        import signal
 
-        loop = asyncio.get_running_loop()
-        for name in ("SIGTERM", "SIGHUP"):
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
-            try:
-                loop.add_signal_handler(number, self._on_terminate, int(number))
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
+        from ..signal_exit import SignalRoute
+
+        self._signal_route = SignalRoute(asyncio.get_running_loop(), self._on_terminate).__enter__()
 
     def _on_terminate(self, number: int) -> None:
+        self.signal_exit_code = 128 + number  # the process's status, whatever exits the app after
         self.controller.abort()
         self.exit(128 + number)
-        # After a hangup the terminal is gone, and Textual's writer can block for good on
-        # it (seen under tmux kill-server). Everything complete is on disk already (one line
-        # per entry), so past a grace period the process ends regardless.
-        import threading
-
-        timer = threading.Timer(TERMINATE_GRACE_S, os._exit, args=(128 + number,))
-        timer.daemon = True
-        timer.start()
 
     # ------------------------------------------------------------------ input
 

@@ -33,8 +33,14 @@ async def edit_in_external_editor(app: Any, text: str) -> str | None:
         if code != 0:
             app.notify(f"the editor exited with code {code}; the prompt is unchanged", severity="warning")
             return None
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().rstrip("\n")
+        from ...config.safe_files import read_head
+        from ...runtime.request import PROMPT_INPUT_LIMIT as STDIN_LIMIT
+
+        data, cut = read_head(path, STDIN_LIMIT)  # what was typed, at most what a pipe may send
+        if cut:
+            app.notify(f"the prompt is over {STDIN_LIMIT // (1024 * 1024)} MB: only its start was kept",
+                       severity="warning")
+        return data.decode("utf-8", "replace").rstrip("\n")
     finally:
         try:
             os.unlink(path)

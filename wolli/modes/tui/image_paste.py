@@ -89,8 +89,12 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
             return None
         data, mime, label = found[0], found[1], "the clipboard image"
     else:
+        from ...config.safe_files import read_capped
+        from ...runtime.attachments import MAX_ATTACHMENT_BYTES
+
         file = Path(path)
-        data, mime, label = await asyncio.to_thread(file.read_bytes), IMAGE_TYPES[file.suffix.lower()], file.name
+        data = await asyncio.to_thread(read_capped, file, MAX_ATTACHMENT_BYTES)
+        mime, label = IMAGE_TYPES[file.suffix.lower()], file.name
     notes: list[str] = []
     image = await asyncio.to_thread(image_content, data, mime, label, notes)
     return image, notes

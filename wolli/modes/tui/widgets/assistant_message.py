@@ -2,7 +2,9 @@
 
 ``sync(message)`` is called at most ~30 times a second (the frame batcher) with the partial
 message; only the text that arrived since the last call is appended (the markdown widget
-re-parses just its last block), so the cost per frame does not grow with the answer.
+re-parses just its last block), so the cost per frame does not grow with the answer. The
+model's text is :func:`terminal_safe` before it reaches a widget: escape sequences in it are
+shown (``␛[2J``), never obeyed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from ....config.text_safety import terminal_safe
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 
@@ -62,20 +65,20 @@ class AssistantMessageView(Vertical):
             if final:  # history, or an answer that arrived in one piece: plain markdown
                 from .markdown_view import ThemedMarkdown  # markdown-it and Textual's Markdown: ~50 ms
 
-                widget: Any = ThemedMarkdown(text)
+                widget: Any = ThemedMarkdown(terminal_safe(text))
             else:
                 widget = StreamingText()
             self._blocks[index] = (widget, len(text))
             self.mount(widget)
             if not final:
-                widget.update_text(text)  # applied once it is mounted
+                widget.update_text(terminal_safe(text))  # applied once it is mounted
             return
         widget, shown = known
         if isinstance(widget, StreamingText):
             if len(text) > shown or final:
-                widget.update_text(text, final=final)
+                widget.update_text(terminal_safe(text), final=final)
         elif len(text) > shown:
-            widget.append_text(text[shown:])
+            widget.append_text(terminal_safe(text[shown:]))
         self._blocks[index] = (widget, len(text))
 
     def _sync_thinking(self, index: int, text: str) -> None:
@@ -83,13 +86,13 @@ class AssistantMessageView(Vertical):
         if known is None:
             if not text.strip():
                 return
-            widget = ThinkingBlock(text, expanded=self.show_thinking)
+            widget = ThinkingBlock(terminal_safe(text), expanded=self.show_thinking)
             self._blocks[index] = (widget, len(text))
             self.mount(widget)
             return
         widget, shown = known
         if len(text) > shown:
-            widget.append(text[shown:])
+            widget.append(terminal_safe(text[shown:]))
             self._blocks[index] = (widget, len(text))
 
     def finish(self, message: Any) -> None:
@@ -107,7 +110,7 @@ class AssistantMessageView(Vertical):
         stop = getattr(message, "stop_reason", "stop")
         if stop in ("error", "aborted") and self.error is None:
             text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"
-            self.error = Static(text, markup=False, classes="message-error")
+            self.error = Static(terminal_safe(text), markup=False, classes="message-error")
             self.mount(self.error)
 
     def _diverged(self, message: Any) -> bool:
@@ -120,7 +123,7 @@ class AssistantMessageView(Vertical):
                 shown, final = widget.thinking, getattr(block, "thinking", None) if kind == "thinking" else None
             else:
                 shown, final = getattr(widget, "source", ""), getattr(block, "text", None) if kind == "text" else None
-            if final is None or not final.startswith(shown):
+            if final is None or not terminal_safe(final).startswith(shown):
                 return True
         return False
 

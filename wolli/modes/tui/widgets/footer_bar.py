@@ -33,17 +33,24 @@ def git_branch(cwd: str) -> str | None:
         head = folder / ".git"
         if head.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:
-                target = head.read_text().strip().removeprefix("gitdir:").strip()
+                target = _small_text(head).strip().removeprefix("gitdir:").strip()
                 head = (folder / target).resolve()
             except OSError:
                 return None
         if (head / "HEAD").is_file():
             try:
-                ref = (head / "HEAD").read_text().strip()
+                ref = _small_text(head / "HEAD").strip()
             except OSError:
                 return None
             return ref.removeprefix("ref: refs/heads/") if ref.startswith("ref:") else ref[:8]
     return None
+
+
+def _small_text(path: Path) -> str:
+    """A few hundred bytes of a small file of the repository (never a device or a FIFO)."""
+    from ....config.safe_files import read_head
+
+    return read_head(path, 4096)[0].decode("utf-8", "replace")
 
 
 def home_short(path: str) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from ....config.text_safety import terminal_safe
+
 
 class BashExecutionView(Static):
     """``!cmd`` typed by the user: the command, its output tail and exit code."""
@@ -15,8 +17,10 @@ class BashExecutionView(Static):
 
     def __init__(self, message: Any) -> None:
         text = Text()
-        text.append(("!! " if message.exclude_from_context else "! ") + message.command + "\n", style="bold")
-        lines = message.output.rstrip("\n").split("\n") if message.output.strip() else []
+        text.append(("!! " if message.exclude_from_context else "! ") + terminal_safe(message.command) + "\n",
+                    style="bold")
+        output = terminal_safe(message.output)
+        lines = output.rstrip("\n").split("\n") if output.strip() else []
         if len(lines) > 20:
             text.append(f"… {len(lines) - 20} earlier lines\n", style="dim italic")
             lines = lines[-20:]
@@ -34,7 +38,7 @@ class SummaryView(Static):
 
     def __init__(self, title: str, summary: str) -> None:
         text = Text(title + "\n", style="bold")
-        text.append(summary.strip())
+        text.append(terminal_safe(summary.strip()))
         super().__init__(text)
 
 
@@ -44,7 +48,7 @@ class NoticeView(Static):
     DEFAULT_CLASSES = "notice"
 
     def __init__(self, text: str, level: str = "info") -> None:
-        super().__init__(text, markup=False)
+        super().__init__(terminal_safe(text), markup=False)  # it may quote a server or a file
         self.add_class(f"notice-{level}")
 
 
@@ -58,8 +62,9 @@ class CustomMessageView(Static):
         if body is None:  # no renderer, or it failed: the label and the text, then the error
             from ....ai.types import content_text
 
-            text = Text(f"[{message.custom_type}]\n", style="bold")
-            text.append(content_text(message.content) if not isinstance(message.content, str) else message.content)
+            text = Text(f"[{terminal_safe(message.custom_type)}]\n", style="bold")
+            text.append(terminal_safe(content_text(message.content) if not isinstance(message.content, str)
+                                      else message.content))
             if error is not None:
                 text.append("\n")
                 text.append_text(error)

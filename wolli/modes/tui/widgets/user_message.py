@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from ....config.text_safety import terminal_safe
+
 
 class UserMessageView(Static):
     DEFAULT_CLASSES = "message user-message"
 
     def __init__(self, text: str, images: int = 0) -> None:
         suffix = f"\n[{images} image{'s' if images != 1 else ''}]" if images else ""
-        super().__init__(text + suffix, markup=False)
+        super().__init__(terminal_safe(text) + suffix, markup=False)
         self.text = text

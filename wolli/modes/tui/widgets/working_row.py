@@ -18,6 +18,9 @@ from textual.widget import Widget
 
 DEFAULT_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 DEFAULT_MESSAGE = "Working…"
+# A model silent this long is shown as waited on, with the seconds counting (a stalled
+# stream ends at settings streamIdleTimeoutMs and is retried; until then the row says so).
+SHOW_WAIT_AFTER_S = 5
 
 
 class WorkingRow(Widget):
@@ -33,6 +36,9 @@ class WorkingRow(Widget):
         self.visible_override: bool | None = None  # set_working_visible
         self.running = False
         self.started = 0.0
+        # While a request is out: when the model last sent something (or the request left);
+        # None while tools run or nothing is asked.
+        self.waiting_since: float | None = None
         self.frame = 0
         self._timer: Timer | None = None
         self.display = False
@@ -45,7 +51,12 @@ class WorkingRow(Widget):
 
     def stop(self) -> None:
         self.running = False
+        self.waiting_since = None
         self._apply()
+
+    def waiting(self, waiting: bool) -> None:
+        """A request went out or data came (True: the clock restarts), or the answer ended."""
+        self.waiting_since = time.monotonic() if waiting else None
 
     def set_message(self, text: str | None) -> None:
         self.message = text
@@ -85,9 +96,11 @@ class WorkingRow(Widget):
         if not self.display:
             return
         frame = self.frames[self.frame % len(self.frames)] if self.frames else ""
-        elapsed = int(time.monotonic() - self.started)
-        clock = f"{elapsed // 60}m{elapsed % 60:02d}s" if elapsed >= 60 else f"{elapsed}s"
-        rest = f" {self.message or DEFAULT_MESSAGE} ({clock} · Esc to interrupt)"
+        now = time.monotonic()
+        clock = _clock(int(now - self.started))
+        quiet = int(now - self.waiting_since) if self.waiting_since is not None else 0
+        wait = f"no data from the model for {_clock(quiet)} · " if quiet >= SHOW_WAIT_AFTER_S else ""
+        rest = f" {self.message or DEFAULT_MESSAGE} ({wait}{clock} · Esc to interrupt)"
         if "\x1b[" in frame:  # an extension's coloured indicator
             from rich.text import Text
 
@@ -123,3 +136,7 @@ class WorkingRow(Widget):
                 length = self._row.cell_len
             self._strip = Strip(segments, length).crop_extend(0, self.size.width, style)
         return self._strip
+
+
+def _clock(seconds: int) -> str:
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
