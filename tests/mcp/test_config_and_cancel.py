@@ -81,3 +81,16 @@ async def test_an_aborted_call_is_cancelled_on_the_server(bearer_server, tmp_pat
         await asyncio.sleep(0.01)
     assert "wait cancelled" in bearer_server.events
     await manager.shutdown()
+
+
+def test_a_project_file_that_is_a_fifo_is_reported_and_never_waited_on(project):
+    import os
+
+    from tests.support.cli import wolli
+
+    os.mkfifo(project / ".mcp.json")  # a hostile repository: open() of a FIFO blocks for a writer
+    result = wolli(["mcp", "list"], project, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "No MCP servers are configured" in result.stdout
+    (line,) = [line for line in result.stderr.splitlines() if ".mcp.json" in line]
+    assert "FIFO" in line and "not a regular file" in line

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..config.file_lock import locked
+from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 
 Verdict = Literal["approved", "denied", "unknown"]
@@ -34,8 +35,7 @@ class Approvals:
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read(_MAX_BYTES).decode("utf-8"))
+            data = json.loads(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         projects = data.get("projects") if isinstance(data, dict) else None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.file_lock import locked
+from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 from .types import PromptArgumentInfo, PromptInfo, ResourceInfo, ServerConfig, ServerOffer, ToolInfo
 
@@ -85,8 +86,7 @@ class OfferCache:
         if self.path is None:
             return {}
         try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES].decode("utf-8"))
+            data = json.loads(read_capped(self.path, MAX_FILE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("servers"), dict):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.errors import config_error, json_syntax_error, locate
+from ..config.safe_files import read_text_capped
 from .types import Scope, ServerConfig
 
 # A config file larger than this is refused (every read is bounded).
@@ -64,19 +65,11 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
     return _VAR.sub(one, value)
 
 
-def read_text_bounded(path: Path) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ValueError(f"larger than {MAX_CONFIG_BYTES // 1024} KiB")
-    return data.decode("utf-8")
-
-
 def load_file(path: Path, scope: Scope, environ: Mapping[str, str] | None = None) -> ConfigFile:
     """The servers of one file ({} when it does not exist)."""
     out = ConfigFile(str(path))
     try:
-        out.text = read_text_bounded(path)
+        out.text = read_text_capped(path, MAX_CONFIG_BYTES)  # a regular file only: a repo's FIFO cannot hang us
     except FileNotFoundError:
         return out
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..agent.tool import ToolDefinition
+from ..config.safe_files import read_tail
 from .cache import OfferCache, config_key
 from .oauth import LoginHandler, ShowUrl, TokenStore
 from .sdk_log import route_sdk_logs
@@ -309,13 +310,11 @@ class McpManager:
     def log_text(self, name: str, limit: int = 64 * 1024) -> str:
         server = self._server(name)
         path = server.log.path
-        if path is None or not path.exists():
-            return "\n".join(server.log.tail) or "(nothing logged)"
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            return fh.read().decode("utf-8", "replace")
+        try:
+            data, _ = read_tail(path, limit) if path is not None else (b"", False)
+        except OSError:
+            data = b""
+        return data.decode("utf-8", "replace") if data else "\n".join(server.log.tail) or "(nothing logged)"
 
 
 def report(servers: list[dict[str, Any]], *, search: Mapping[str, Any] | None = None) -> str:

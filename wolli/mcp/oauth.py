@@ -27,6 +27,7 @@ from typing import Any
 
 from ..config import paths
 from ..config.file_lock import locked
+from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 from .types import NeedsLogin, ServerConfig
 
@@ -59,8 +60,7 @@ class TokenStore:
 
     def _read(self) -> dict[str, Any]:
         try:
-            with open(self.path, "rb") as fh:
-                data = json.loads(fh.read(_MAX_BYTES).decode("utf-8"))
+            data = json.loads(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -74,7 +74,7 @@ class TokenStore:
         self.update(server, {part: value})
 
     def update(self, server: str, parts: dict[str, object]) -> None:
-        with self._lock, locked(self.path, dir_mode=0o700):
+        with self._lock, locked(self.path):
             data = self._read()
             entry = data.get(self._key(server))
             entry = dict(entry) if isinstance(entry, dict) else {}
@@ -84,7 +84,6 @@ class TokenStore:
                 else:
                     entry[part] = value
             data[self._key(server)] = entry
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_json_atomic(self.path, data, mode=0o600)
 
     def has_tokens(self, server: str) -> bool:
@@ -136,7 +135,7 @@ class TokenStore:
             self.set(server, "client", None)
 
     def forget(self, server: str) -> bool:
-        with self._lock, locked(self.path, dir_mode=0o700):
+        with self._lock, locked(self.path):
             data = self._read()
             if data.pop(self._key(server), None) is None:
                 return False

@@ -21,6 +21,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..config.paths import ensure_private_dir
+from ..config.safe_files import open_regular, read_tail
 from ..tools.proctree import live_tree, signal_tree
 from ..tools.supervisor import Supervision, supervise
 
@@ -49,12 +51,16 @@ class StderrLog:
         if self.path is None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.path.exists() and self.path.stat().st_size > LOG_MAX_BYTES:
-                keep = self.path.read_bytes()[-LOG_MAX_BYTES // 2:]
-                self.path.write_bytes(keep)
-            with open(self.path, "ab") as fh:
-                fh.write(data)
+            ensure_private_dir(self.path.parent)
+            fd, st = open_regular(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                if st.st_size > LOG_MAX_BYTES:  # keep the newer half
+                    keep, _ = read_tail(self.path, LOG_MAX_BYTES // 2)
+                    os.ftruncate(fd, 0)
+                    os.write(fd, keep)
+                os.write(fd, data)
+            finally:
+                os.close(fd)
         except OSError:
             self.path = None  # a log that cannot be written is not worth failing the server for
 
