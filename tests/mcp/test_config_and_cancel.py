@@ -94,3 +94,15 @@ def test_a_project_file_that_is_a_fifo_is_reported_and_never_waited_on(project):
     assert "No MCP servers are configured" in result.stdout
     (line,) = [line for line in result.stderr.splitlines() if ".mcp.json" in line]
     assert "FIFO" in line and "not a regular file" in line
+
+
+def test_what_a_server_writes_reaches_the_terminal_as_text(project):
+    import json
+
+    from tests.support.cli import wolli
+
+    hostile = {"mcpServers": {"bad": {"command": "sh", "args": ["-c", r"printf '\033]0;pwned\007\033[2Jgone\n' >&2; exit 3"]}}}
+    result = wolli(["mcp", "list", "--mcp-config", json.dumps(hostile)], project, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "␛]0;pwned␇␛[2Jgone" in result.stdout

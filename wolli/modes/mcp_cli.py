@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 
+from ..config.text_safety import terminal_safe
 from ..runtime.request import USAGE, StartupError, StartupRequest
 from .open_url import open_in_browser
 
@@ -63,7 +64,7 @@ async def _run(argv: list[str]) -> int:
     host, warnings = make_host(request)
     warnings += _configure_mcp(host, request)
     for warning in warnings:
-        print(f"wolli: {warning}", file=sys.stderr)
+        print(f"wolli: {terminal_safe(warning)}", file=sys.stderr)
     link = host.mcp_link()
     try:
         if action == "list":
@@ -72,22 +73,22 @@ async def _run(argv: list[str]) -> int:
                 print(json.dumps({"servers": link.manager.snapshot(),
                                   "projectPending": link.sources.project_pending}, indent=2))
             else:
-                print(link.report())
+                print(terminal_safe(link.report()))  # server names, errors and stderr are data
             return 0
 
         def show(url: str) -> None:
             opened = open_in_browser(url)
             lead = "Opening your browser to log in to" if opened else "Open this URL to log in to"
-            print(f"{lead} {names[0]}:\n  {url}\nWaiting for the browser…", flush=True)
+            print(f"{lead} {names[0]}:\n  {terminal_safe(url)}\nWaiting for the browser…", flush=True)
 
         server = await link.manager.login(names[0], show)
         if server.state == "ready":
-            print(f"Logged in: {names[0]} is {server.summary()}.")
+            print(f"Logged in: {names[0]} is {terminal_safe(server.summary())}.")
             return 0
-        print(f"wolli: {names[0]}: {server.summary()}", file=sys.stderr)
+        print(f"wolli: {names[0]}: {terminal_safe(server.summary())}", file=sys.stderr)
         return 1
     except ValueError as exc:
-        print(f"wolli: {exc}", file=sys.stderr)
+        print(f"wolli: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     finally:
         await link.shutdown()
