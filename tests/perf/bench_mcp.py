@@ -5,7 +5,8 @@ Run as a script (pytest ignores ``tests/perf``)::
     python tests/perf/bench_mcp.py [--runs 5] [--everything PATH]
 
 Five stdio servers: mcp-server-time x3, mcp-server-git x2 (each a Python process that
-imports the SDK). Every figure is a median over ``--runs`` runs after one warm-up run; the
+imports the SDK). Every figure is a median over ``--runs`` runs after one warm-up run (the
+print-mode variants take turns, round by round, so a change of load hits them alike); the
 load average is printed before and after (run it on a quiet machine).
 
 1. **Print mode** (``-p``, loopback model answering at once), with no server, with five and
@@ -66,41 +67,57 @@ def ms(value: float) -> str:
     return f"{value * 1000:.0f} ms"
 
 
-def print_runs(runs: int, config: str | None, cold: bool, env: dict[str, str], cwd: str, home: Path,
-               server: LoopbackServer, call: bool = False) -> dict[str, float]:
-    """``call``: the model first calls one MCP tool (mcp-server-time), then answers."""
-    figures: dict[str, list[float]] = {"wall": [], "sent": [], "tail": [], "cpu": []}
-    cache = home / "agents" / "default" / "mcp-cache.json"
+def print_once(config: str | None, cold: bool, call: bool, env: dict[str, str], cwd: str, home: Path,
+               server: LoopbackServer) -> dict[str, float]:
+    """One ``-p`` run. ``cold``: the cache is removed first. ``call``: the model first calls
+    one MCP tool (mcp-server-time), then answers."""
+    arrivals: list[float] = []
+    answers = [tool_call_answer("mcp__time__get_current_time", {"timezone": "UTC"})] if call else []
+    answers.append(text_answer("ok"))
+
+    def handler(request: Any) -> Any:
+        arrivals.append(time.perf_counter())
+        return answers.pop(0)
+
+    for _ in answers:
+        server.push(handler)
+    if cold:
+        (home / "agents" / "default" / "mcp-cache.json").unlink(missing_ok=True)
+    extra = ["--strict-mcp-config", "--mcp-config", config] if config else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "wolli", "-p", "--no-session", *extra, "--model",
+                           "local/local-model", "hi"], cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0 or done.stderr:
+        raise SystemExit(f"run failed: {done.stderr[-800:]}")
+    if call and "datetime" not in json.dumps(server.requests[-1].json["messages"][-1]):
+        raise SystemExit(f"the MCP call did not answer: {server.requests[-1].json['messages'][-1]}")
+    return {"wall": wall, "sent": arrivals[0] - start, "tail": start + wall - arrivals[-1],
+            "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime}
+
+
+PRINT_VARIANTS = [  # (label, with the five servers, cold cache, one MCP call); run in turn, round by round
+    ("no MCP server", False, False, False),
+    ("5 servers, cold cache", True, True, False),
+    ("5 servers, warm cache", True, False, False),
+    ("5, cold, one MCP call", True, True, True),
+    ("5, warm, one MCP call", True, False, True),
+]
+
+
+def print_rounds(runs: int, config: str, env: dict[str, str], cwd: str, home: Path,
+                 server: LoopbackServer) -> dict[str, dict[str, float]]:
+    """Every variant once per round (so a change of load hits them alike), ``runs`` rounds
+    after a warm-up round; medians."""
+    found: dict[str, list[dict[str, float]]] = {label: [] for label, *_ in PRINT_VARIANTS}
     for index in range(runs + 1):
-        arrivals: list[float] = []
-        answers = [tool_call_answer("mcp__time__get_current_time", {"timezone": "UTC"})] if call else []
-        answers.append(text_answer("ok"))
-
-        def handler(request: Any, arrivals: list[float] = arrivals, answers: list[Any] = answers) -> Any:
-            arrivals.append(time.perf_counter())
-            return answers.pop(0)
-
-        for _ in answers:
-            server.push(handler)
-        if cold:
-            cache.unlink(missing_ok=True)
-        extra = ["--strict-mcp-config", "--mcp-config", config] if config else []
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "wolli", "-p", "--no-session", *extra, "--model",
-                               "local/local-model", "hi"], cwd=cwd, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode != 0 or done.stderr:
-            raise SystemExit(f"run failed: {done.stderr[-800:]}")
-        if call and "datetime" not in json.dumps(server.requests[-1].json["messages"][-1]):
-            raise SystemExit(f"the MCP call did not answer: {server.requests[-1].json['messages'][-1]}")
-        if index:
-            figures["wall"].append(wall)
-            figures["sent"].append(arrivals[0] - start)
-            figures["tail"].append(start + wall - arrivals[-1])
-            figures["cpu"].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return {k: statistics.median(v) for k, v in figures.items()}
+        for label, five, cold, call in PRINT_VARIANTS:
+            figures = print_once(config if five else None, cold, call, env, cwd, home, server)
+            if index:
+                found[label].append(figures)
+    return {label: {key: statistics.median(r[key] for r in rows) for key in rows[0]} for label, rows in found.items()}
 
 
 async def _tui_child(cwd: str) -> dict[str, float]:
@@ -127,16 +144,19 @@ async def _tui_child(cwd: str) -> dict[str, float]:
     return out
 
 
-def tui_runs(runs: int, env: dict[str, str], cwd: str) -> dict[str, float]:
-    found: dict[str, list[float]] = {}
+def tui_runs(runs: int, envs: dict[str, dict[str, str]], cwd: str) -> dict[str, dict[str, float]]:
+    """A fresh TUI process per run, the ``envs`` (one agent home each) taking turns."""
+    found: dict[str, dict[str, list[float]]] = {label: {} for label in envs}
     for index in range(runs + 1):
-        done = subprocess.run([sys.executable, __file__, "--tui-child", cwd], env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"TUI run failed: {done.stderr[-800:]}")
-        if index:
-            for key, value in json.loads(done.stdout.splitlines()[-1]).items():
-                found.setdefault(key, []).append(value)
-    return {k: statistics.median(v) for k, v in found.items()}
+        for label, env in envs.items():
+            done = subprocess.run([sys.executable, __file__, "--tui-child", cwd], env=env, capture_output=True,
+                                  text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"TUI run failed: {done.stderr[-800:]}")
+            if index:
+                for key, value in json.loads(done.stdout.splitlines()[-1]).items():
+                    found[label].setdefault(key, []).append(value)
+    return {label: {k: statistics.median(v) for k, v in rows.items()} for label, rows in found.items()}
 
 
 async def ready_time(config: str) -> float:
@@ -217,20 +237,18 @@ def main() -> None:
         # Every tool offered in full (five servers' schemas would otherwise go behind tool search).
         (agent / "settings.json").write_text(json.dumps({"mcp": {"toolSearch": "off"}}))
         try:
-            none = print_runs(args.runs, None, False, env, str(cwd), home, server)
-            cold = print_runs(args.runs, str(config), True, env, str(cwd), home, server)
-            warm = print_runs(args.runs, str(config), False, env, str(cwd), home, server)
-            cold_call = print_runs(args.runs, str(config), True, env, str(cwd), home, server, call=True)
-            warm_call = print_runs(args.runs, str(config), False, env, str(cwd), home, server, call=True)
-            tui_none = tui_runs(args.runs, env, str(cwd))
-            (agent / "mcp.json").write_text(config.read_text())
-            tui_five = tui_runs(args.runs, env, str(cwd))
+            printed = print_rounds(args.runs, str(config), env, str(cwd), home, server)
+            bare = Path(tmp) / "bare-home"  # the same models, no MCP server
+            bare.mkdir()
+            write_models_json(bare, server.url + "/v1")
+            (agent / "mcp.json").write_text(config.read_text())  # its lists are cached by now
+            tuis = tui_runs(args.runs, {"none": {**env, "WOLLI_HOME": str(bare)}, "five": env}, str(cwd))
+            tui_none, tui_five = tuis["none"], tuis["five"]
         finally:
             server.close()
         os.environ["WOLLI_HOME"] = str(home)
         ready = [asyncio.run(ready_time(str(config))) for _ in range(args.runs)]
-    for label, found in (("no MCP server", none), ("5 servers, cold cache", cold), ("5 servers, warm cache", warm),
-                         ("5, cold, one MCP call", cold_call), ("5, warm, one MCP call", warm_call)):
+    for label, found in printed.items():
         print(f"print mode, {label + ':':23} wall {ms(found['wall'])}, request sent at {ms(found['sent'])}, "
               f"exit tail {ms(found['tail'])}, cpu {ms(found['cpu'])}")
     print(f"TUI, no MCP server:   first paint {ms(tui_none['paint'])}, session ready {ms(tui_none['ready'])}")
