@@ -58,6 +58,13 @@ Agent:
   --no-extensions           load no extensions (not even the agent's own)
   --tool PATH               load a tool factory (tools/<name>/__init__.py or a .py file; repeatable)
 
+MCP servers (docs/mcp.md):
+  --mcp-config FILE|JSON    add the servers of a .mcp.json-shaped file (repeatable)
+  --strict-mcp-config       use only the --mcp-config servers (not the agent's or the project's)
+  --approve-project-mcp     start the project's .mcp.json servers without asking (needed with -p)
+  wolli mcp list [--json]   each server's state and tools
+  wolli mcp login NAME      log in to a remote server (OAuth): opens the browser or prints the URL
+
   -v, --version             print the version
   -h, --help                this help
 
@@ -102,6 +109,9 @@ class CliArgs:
         self.extensions: list[str] = []
         self.tool_paths: list[str] = []
         self.no_extensions = False
+        self.mcp_configs: list[str] = []
+        self.strict_mcp_config = False
+        self.approve_project_mcp = False
         self.permission_mode: str | None = None
         self.allowed_tools: list[str] = []
         self.disallowed_tools: list[str] = []
@@ -137,6 +147,8 @@ _BOOL_FLAGS = {
     "--no-tools": "no_tools",
     "--full-updates": "full_updates",
     "--no-extensions": "no_extensions",
+    "--strict-mcp-config": "strict_mcp_config",
+    "--approve-project-mcp": "approve_project_mcp",
     "-v": "version",
     "--version": "version",
     "-h": "help",
@@ -146,6 +158,7 @@ _LIST_FLAGS = {  # repeatable, each takes a value
     "-e": "extensions", "--extension": "extensions", "--tool": "tool_paths",
     "--allowed-tools": "allowed_tools", "--allowedTools": "allowed_tools",
     "--disallowed-tools": "disallowed_tools", "--disallowedTools": "disallowed_tools",
+    "--mcp-config": "mcp_configs",
 }
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "plain", "print", "json", "rpc")
@@ -267,6 +280,9 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
         extension_paths=list(args.extensions),
         no_extensions=args.no_extensions,
         tool_paths=list(args.tool_paths),
+        mcp_configs=list(args.mcp_configs),
+        strict_mcp_config=args.strict_mcp_config,
+        approve_project_mcp=args.approve_project_mcp,
         permission_mode=args.permission_mode,
         allowed_tools=list(args.allowed_tools),
         disallowed_tools=list(args.disallowed_tools),
@@ -288,8 +304,13 @@ def _text_argument(value: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # ``wolli mcp list|login NAME``
+        from .modes.mcp_cli import run_mcp_command
+
+        return run_mcp_command(argv[1:])
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        args = parse_args(argv)
     except UsageError as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 2

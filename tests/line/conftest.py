@@ -14,6 +14,7 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from tests.mcp.conftest import browser, oauth_server  # noqa: F401 (fixtures for the MCP login tests)
 from tests.support.waiting import wait_until
 from wolli.runtime.request import StartupRequest
 

@@ -180,6 +180,21 @@ class ExtensionAPI:
             self._record.providers.remove(name)
         return bool(removed)
 
+    def register_mcp_server(self, name: str, config: dict[str, Any]) -> None:
+        """Add an MCP server (the ``.mcp.json`` entry shape: ``{"command", "args", "env",
+        "cwd"}`` or ``{"type": "http"|"sse", "url", "headers"}``); it starts at once when
+        servers already run, else with the others. Raises ValueError on a bad config."""
+        self._host.register_mcp_server(name, config, self._record.owner)
+        if name not in self._record.mcp_servers:
+            self._record.mcp_servers.append(name)
+
+    def unregister_mcp_server(self, name: str) -> bool:
+        """Stop and remove a server this or another extension registered."""
+        removed = bool(self._host.unregister_mcp_server(name))
+        if name in self._record.mcp_servers:
+            self._record.mcp_servers.remove(name)
+        return removed
+
     # ------------------------------------------------------------------ agent-global
 
     @property

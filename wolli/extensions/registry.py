@@ -124,6 +124,7 @@ class ExtensionRecord:
     flags: list[str] = field(default_factory=list)
     renderers: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
+    mcp_servers: list[str] = field(default_factory=list)
     handlers: list[str] = field(default_factory=list)
     module_name: str | None = None
 
@@ -138,6 +139,7 @@ class ExtensionRecord:
             "name": self.name, "kind": self.kind, "path": getattr(self.source, "label", str(self.source)), "status": self.status,
             "tools": list(self.tools), "commands": list(self.commands), "shortcuts": list(self.shortcuts),
             "flags": list(self.flags), "renderers": list(self.renderers), "providers": list(self.providers),
+            "mcp_servers": list(self.mcp_servers),
             "handlers": sorted(set(self.handlers)), "errors": list(self.errors), "warnings": list(self.warnings),
         }
 

@@ -145,8 +145,10 @@ class BuiltinCompletion:
     trigger_characters = ("/", "@")
 
     def __init__(self, commands: Callable[[], list[dict[str, Any]]], files: ProjectFiles,
-                 argument_completions: Callable[[str, str], Any], cwd: str) -> None:
+                 argument_completions: Callable[[str, str], Any], cwd: str,
+                 resources: Callable[[], list[dict[str, Any]]] | None = None) -> None:
         self.commands = commands  # [{"value": "/name", "label": ..., "description": ...}]
+        self.resources = resources  # MCP resources: [{"value": "@server:uri", "label", "description"}]
         self.project_files = files
         self.argument_completions = argument_completions  # (command name, prefix) -> items | None
         self.cwd = cwd
@@ -167,7 +169,10 @@ class BuiltinCompletion:
         if match:
             token = match.group(1)
             await self.project_files.refresh()
-            return {"prefix": token, "items": [{"value": "@" + f, "label": f} for f in self.project_files.best(token[1:])]}
+            items = [{"value": "@" + f, "label": f} for f in self.project_files.best(token[1:])]
+            if self.resources is not None and ":" in token:  # @server:uri (MCP resources)
+                items = rank(token[1:], self.resources(), "label") + items
+            return {"prefix": token, "items": items[:MAX_ITEMS]}
         if force:
             word = _WORD.search(before)
             partial = word.group(1) if word else ""

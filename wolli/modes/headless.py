@@ -81,6 +81,8 @@ class HeadlessRun:
         for warning in self.startup.warnings:
             say(warning)
         session = self.startup.session
+        # MCP servers first: the first request needs their tools.
+        await self.startup.host.start_mcp(interactive=False, wait=True)
         self.interrupt = Interrupt(session.abort)
         try:
             with self.interrupt:

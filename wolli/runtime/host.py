@@ -40,12 +40,14 @@ from .handle import NewSessionResult, SessionHandle
 from .handlers import HandlerRegistry
 from .options import SessionOptions
 from .resources import ResourceSet, load_resources
+from .services import ToolOwner
 from .session import AgentSession
 
 if TYPE_CHECKING:
     from ..ai.models import ModelRegistry
     from ..ai.types import Model
     from ..session.manager import SessionManager
+    from .mcp_link import McpLink
 
 # When nothing is configured, the first available of these (per provider) is used.
 PREFERRED_MODELS: dict[str, tuple[str, ...]] = {
@@ -136,6 +138,8 @@ class AgentHost:
         self._resources: dict[str, ResourceSet] = {}
         # Keys given for this process only (``--api-key``), by provider.
         self.api_key_overrides: dict[str, str] = {}
+        # MCP servers (wolli.mcp): created only when one is configured or registered.
+        self.mcp: McpLink | None = None
 
     # ------------------------------------------------------------------ services
 
@@ -167,10 +171,13 @@ class AgentHost:
             self._environments[key] = env
         return env
 
-    def create_tools(self, cwd: str) -> list[ToolDefinition]:
+    def create_tools(self, cwd: str, session: ToolOwner | None = None) -> list[ToolDefinition]:
+        """Built-in, extension and MCP tools; the MCP ones as ``session`` offers them (its own
+        tool search state)."""
         from .builtin_tools import create_builtin_tools
 
-        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools]
+        mcp_tools = self.mcp.tools(session) if self.mcp is not None else []
+        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools, *mcp_tools]
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)
@@ -199,7 +206,10 @@ class AgentHost:
         return found
 
     def find_command(self, name: str) -> Any:
-        return self.commands.get(name)
+        found = self.commands.get(name)
+        if found is None and self.mcp is not None and name.startswith("mcp__"):
+            found = self.mcp.prompt_commands().get(name)
+        return found
 
     def slash_commands(self, session: AgentSession) -> list[Any]:
         """Extension commands, then prompt templates, then skills (spec ``get_commands``)."""
@@ -210,7 +220,37 @@ class AgentHost:
                              {"path": getattr(c, "owner", ""), "source": "extension", "scope": "user"})
             for name, c in self.commands.items()
         ]
+        if self.mcp is not None:
+            out += [SlashCommandInfo(name, c.description, "mcp", {"path": c.server, "source": "mcp", "scope": "user"})
+                    for name, c in self.mcp.prompt_commands().items()]
         return out + resource_commands(self.resources(session.cwd))
+
+    # ------------------------------------------------------------------ MCP servers
+
+    def mcp_link(self) -> McpLink:
+        """The MCP side of this host, made on first need (a Wolli without servers has none)."""
+        if self.mcp is None:
+            from .mcp_link import McpLink
+
+            self.mcp = McpLink(self)
+        return self.mcp
+
+    async def start_mcp(self, *, interactive: bool, wait: bool = False) -> None:
+        """Start the configured MCP servers (front ends call this after their first frame)."""
+        if self.mcp is not None:
+            await self.mcp.start(interactive=interactive, wait=wait)
+
+    def register_mcp_server(self, name: str, config: Any, owner: str) -> None:
+        link = self.mcp_link()
+        link.register(name, config, owner)
+
+    def unregister_mcp_server(self, name: str) -> bool:
+        return self.mcp.unregister(name) if self.mcp is not None else False
+
+    async def expand_mcp_references(self, text: str) -> str:
+        """``@server:uri`` in a message replaced by the resource, once servers seen for the
+        first time are up (no-op without MCP)."""
+        return await self.mcp.before_prompt(text) if self.mcp is not None else text
 
     # ------------------------------------------------------------------ models
 
@@ -451,6 +491,8 @@ class AgentHost:
         if self.active is not None:
             await self.close_session(self.active, reason)
         await self.sandbox.close()
+        if self.mcp is not None:
+            await self.mcp.shutdown()
 
     async def reload(self, session: AgentSession | None = None) -> None:
         """``/reload``: re-read settings, models and resources; every resident session gets

@@ -69,6 +69,11 @@ class StartupRequest:
     require_prompt: bool = False
     # ``wolli -r`` in the TUI: open the session picker once the app is up.
     pick_session: bool = False
+    # MCP: ``--mcp-config`` (repeatable), ``--strict-mcp-config`` (only those), and
+    # ``--approve-project-mcp`` (run the project's .mcp.json servers without asking).
+    mcp_configs: list[str] = field(default_factory=list)
+    strict_mcp_config: bool = False
+    approve_project_mcp: bool = False
     # ``--permission-mode`` and the rules of ``--allowed-tools`` / ``--disallowed-tools``
     # (each value may hold several rules, comma- or space-separated).
     permission_mode: str | None = None

@@ -17,11 +17,24 @@ if TYPE_CHECKING:
     from ..ai.types import Model
     from ..config.settings import Settings
     from ..extensions.context import ExtensionMode
+    from ..session.manager import SessionManager
     from ..tools.environment import Environment
     from .handlers import HandlerRegistry
     from .resources import ResourceSet
     from .safety.permissions import HostPermissions
     from .safety.sandbox import SandboxService
+
+
+class ToolOwner(Protocol):
+    """The session a tool set is made for: MCP tool search keeps what each session loaded,
+    read back from its history, and sized to its model's context window."""
+
+    session_manager: SessionManager
+
+    @property
+    def model(self) -> Model | None: ...
+
+    def refresh_tools(self) -> None: ...
 
 
 class SessionServices(Protocol):
@@ -52,7 +65,9 @@ class SessionServices(Protocol):
 
     def resources(self, cwd: str) -> ResourceSet: ...
 
-    def create_tools(self, cwd: str) -> list[ToolDefinition]: ...
+    def create_tools(self, cwd: str, session: ToolOwner | None = None) -> list[ToolDefinition]:
+        """The tools a session in ``cwd`` starts with; MCP tools as ``session`` offers them."""
+        ...
 
     def default_model(self) -> Model | None: ...
 
@@ -60,6 +75,10 @@ class SessionServices(Protocol):
 
     def handler_context(self, session: Any) -> Any:
         """The ``ctx`` handlers of ``session`` receive (session handle, ui, mode)."""
+        ...
+
+    async def expand_mcp_references(self, text: str) -> str:
+        """``@server:uri`` resource references replaced by their content."""
         ...
 
     def find_command(self, name: str) -> Any:

@@ -367,7 +367,7 @@ class AgentSession:
     # ------------------------------------------------------------------ tools and system prompt
 
     def _load_tools(self, active: list[str] | None) -> None:
-        self.all_tools = _unique([*self.services.create_tools(self.cwd), *self._extra_tools])
+        self.all_tools = _unique([*self.services.create_tools(self.cwd, self), *self._extra_tools])
         names = [t.name for t in self.all_tools]
         self.active_tool_names = [n for n in (active if active is not None else names) if n in names]
         self.agent.set_tools([t for t in self.all_tools if t.name in self.active_tool_names])
@@ -377,7 +377,7 @@ class AgentSession:
         newly registered tools become active."""
         known = {t.name for t in self.all_tools}
         keep = list(self.active_tool_names)
-        self.all_tools = _unique([*self.services.create_tools(self.cwd), *self._extra_tools])
+        self.all_tools = _unique([*self.services.create_tools(self.cwd, self), *self._extra_tools])
         keep += [t.name for t in self.all_tools if t.name not in known]
         self.set_active_tools(keep)
 
@@ -485,6 +485,7 @@ class AgentSession:
                 return "handled"
             text, images = decision.text, decision.images
         text = expand_input(self.services.resources(self.cwd), text)
+        text = await self.services.expand_mcp_references(text)
         if not self.is_idle():
             message = user_message(text, images or None)
             self.agent.steer(message) if streaming_behavior == "steer" else self.agent.follow_up(message)

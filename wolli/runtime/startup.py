@@ -209,6 +209,7 @@ async def _start(
         enabled=not request.no_extensions,
     )
     warnings += await extensions.load(request.cwd)
+    warnings += _configure_mcp(host, request)
     flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
     extensions.set_flag_values(flags)
     model, model_level = resolve_model(host, request)
@@ -272,6 +273,18 @@ async def _start(
     host.set_active(session)
     await session.start("startup")
     return Startup(host, session, prompts, warnings, flags)
+
+
+def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
+    """Read this run's MCP configuration (small JSON files only); the MCP link and its
+    modules are loaded only when a server is configured."""
+    from ..mcp.sources import collect
+
+    sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
+                      approve_project=request.approve_project_mcp)
+    if sources.servers or sources.project is not None:
+        host.mcp_link().apply(sources)
+    return sources.warnings
 
 
 def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: list[str]) -> None:

@@ -22,7 +22,7 @@ def extensions_report(infos: list[dict[str, Any]]) -> str:
     for info in infos:
         head = f"{info['name']} ({info['kind']}, {info['status']})  {info['path']}"
         lines = [head]
-        for key in ("tools", "commands", "shortcuts", "flags", "renderers", "providers", "handlers"):
+        for key in ("tools", "commands", "shortcuts", "flags", "renderers", "providers", "mcp_servers", "handlers"):
             if info.get(key):
                 lines.append(f"  {key:<10} {', '.join(map(str, info[key]))}")
         if info.get("switched_off"):

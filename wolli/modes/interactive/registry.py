@@ -21,10 +21,18 @@ from .command import BuiltinCommand, CommandContext, CommandEntry
 @cache
 def builtin_commands() -> dict[str, BuiltinCommand]:
     """Every built-in command by name and alias."""
-    from . import app_commands, model_commands, permission_commands, rewind_commands, session_commands
+    from . import (
+        app_commands,
+        mcp_commands,
+        model_commands,
+        permission_commands,
+        rewind_commands,
+        session_commands,
+    )
 
     table: dict[str, BuiltinCommand] = {}
-    for module in (session_commands, model_commands, permission_commands, rewind_commands, app_commands):
+    for module in (session_commands, model_commands, permission_commands, rewind_commands, app_commands,
+                   mcp_commands):
         for command in module.COMMANDS:
             table[command.name] = command
             for alias in command.aliases:

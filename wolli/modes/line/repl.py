@@ -118,6 +118,7 @@ class LineRepl:
         self.output.session, self.output.cwd = self.startup.session, self.startup.session.cwd
         self._banner()
         self.host.start_auto_reload()
+        self._mcp_start = asyncio.ensure_future(self.host.start_mcp(interactive=True))  # in the background
         with self._signals():
             if self.resume_first:
                 await self.submit("/resume")
@@ -394,7 +395,8 @@ class LineRepl:
         if self._stacked is None or self._stacked[0] != key:
             if self._files is None or self._files.cwd != cwd:
                 self._files = sources.ProjectFiles(cwd)
-            builtin = sources.BuiltinCompletion(self._command_items, self._files, self._argument_items, cwd)
+            builtin = sources.BuiltinCompletion(self._command_items, self._files, self._argument_items, cwd,
+                                                lambda: self.host.mcp.resource_items() if self.host.mcp else [])
             self._stacked = (key, sources.stack(builtin, factories, self._report))
         return self._stacked[1]
 

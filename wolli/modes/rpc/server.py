@@ -34,7 +34,10 @@ from ...runtime.events import NoticeEvent
 from ...runtime.request import StartupRequest
 from ...runtime.startup import start
 from ..event_json import event_record
-from . import safety_commands  # noqa: F401  (registers the permission and rewind commands)
+from . import (
+    mcp_commands,  # noqa: F401  (registers the MCP commands)
+    safety_commands,  # noqa: F401  (registers the permission and rewind commands)
+)
 from .commands import COMMANDS, CommandError, Later, NoData
 from .framing import LineSplitter, OversizedRecord, decode_record
 from .output import ProtocolOutput
@@ -82,6 +85,10 @@ class RpcServer:
         startup = await start(self.request, ui=self.ui, observers=[self._on_event], before_start=before_start)
         self.host = startup.host
         self.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
+        if self.host.mcp is not None:  # servers start in the background; their states are events
+            self.host.mcp.manager.add_listener(
+                lambda status: self.output.send({"type": "mcp_server_state", "server": status}))
+            self._tasks.add(loop.create_task(self.host.start_mcp(interactive=True)))
         for warning in startup.warnings:
             print(f"wolli: {warning}", file=sys.stderr, flush=True)
         self.output.on_closed = lambda: loop.call_soon_threadsafe(self.stop)

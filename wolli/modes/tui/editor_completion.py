@@ -52,7 +52,8 @@ class EditorCompletion:
         if self._stacked is None or self._stacked[0] != key:
             if self._files is None or self._files.cwd != cwd:
                 self._files = completion.ProjectFiles(cwd)
-            builtin = completion.BuiltinCompletion(self._commands, self._files, self._argument_completions, cwd)
+            builtin = completion.BuiltinCompletion(self._commands, self._files, self._argument_completions, cwd,
+                                                   self._mcp_resources)
             made = completion.stack(builtin, factories, lambda text: self.app.add_notice(text, "error"))
             self._stacked = (key, made)
         return self._stacked[1]
@@ -65,6 +66,10 @@ class EditorCompletion:
         """Built-ins (also before the session is up), extension commands, templates, skills."""
         controller = self.app.controller
         return completion.command_items(registry.command_entries(controller.host, controller.session))
+
+    def _mcp_resources(self) -> list[dict[str, Any]]:
+        host = self.app.controller.host
+        return host.mcp.resource_items() if host is not None and host.mcp is not None else []
 
     async def _argument_completions(self, name: str, prefix: str) -> Any:
         controller = self.app.controller

@@ -1,0 +1,108 @@
+"""Config reading, approvals, import weight, and cancellation against the bearer test server."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from wolli.mcp.approval import Approvals
+from wolli.mcp.config import expand, parse_text
+from wolli.mcp.tools import tool_name
+
+
+def test_variables_expand_with_defaults_and_a_missing_one_is_reported():
+    env = {"HOME_DIR": "/h", "EMPTY": ""}
+    assert expand("${HOME_DIR}/x ${NOPE:-dflt} ${EMPTY:-e}", env) == "/h/x dflt e"
+    text = ('{"mcpServers": {"a": {"command": "${HOME_DIR}/bin", "env": {"K": "${NOPE}"}},'
+            ' "b": {"type": "http", "url": "https://x/${HOME_DIR}", "headers": {"H": "${NOPE:-v}"}},'
+            ' "c": {"type": "carrier-pigeon"}}}')
+    found = parse_text(text, "f.json", "agent", env)
+    assert [s.name for s in found.servers] == ["b"]
+    assert found.servers[0].url == "https://x//h" and dict(found.servers[0].headers) == {"H": "v"}
+    assert any("NOPE is not set" in e and "mcpServers.a" in e for e in found.errors)
+    assert any("carrier-pigeon" in e for e in found.errors)
+
+
+def test_a_malformed_file_is_one_line_naming_it():
+    found = parse_text('{"mcpServers": {', "/p/.mcp.json", "project", {})
+    assert found.servers == [] and found.errors[0].startswith("/p/.mcp.json:1:")
+
+
+def test_approval_is_bound_to_the_content(tmp_path):
+    approvals = Approvals(tmp_path)
+    assert approvals.verdict("/proj", "A") == "unknown"
+    approvals.record("/proj", "A", True)
+    assert approvals.verdict("/proj", "A") == "approved"
+    assert approvals.verdict("/proj", "A changed") == "unknown"
+    assert (tmp_path / "mcp-approvals.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_tool_names_follow_claude_code_and_stay_short():
+    assert tool_name("git", "git_status") == "mcp__git__git_status"
+    assert tool_name("my.server", "do it") == "mcp__my_server__do_it"
+    long = tool_name("s" * 40, "t" * 40)
+    assert len(long) == 64 and long != tool_name("s" * 40, "t" * 41)
+
+
+def test_importing_wolli_and_starting_without_servers_never_imports_the_sdk():
+    code = ("import sys, wolli, wolli.runtime.startup, wolli.modes.print_mode;"
+            "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types', 'wolli.mcp.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+async def test_an_aborted_call_is_cancelled_on_the_server(bearer_server, tmp_path):
+    from wolli.ai.abort import AbortController
+    from wolli.mcp.manager import McpManager
+    from wolli.mcp.types import McpError, ServerConfig
+
+    manager = McpManager(settings=None, log_dir=tmp_path)
+    manager.add(ServerConfig(name="remote", transport="http", url=bearer_server.url,
+                             headers=(("Authorization", f"Bearer {bearer_server.token}"),)))
+    manager.start()
+    await manager.wait_settled(30)
+    server = manager.servers["remote"]
+    assert server.state == "ready", server.summary()
+    controller = AbortController()
+    call = asyncio.ensure_future(server.call_tool("wait_long", {"seconds": 30}, controller.signal))
+    for _ in range(500):
+        if "wait started" in bearer_server.events:
+            break
+        await asyncio.sleep(0.01)
+    controller.abort()
+    with pytest.raises((McpError, asyncio.CancelledError)):
+        await asyncio.wait_for(call, 5)
+    for _ in range(500):
+        if "wait cancelled" in bearer_server.events:
+            break
+        await asyncio.sleep(0.01)
+    assert "wait cancelled" in bearer_server.events
+    await manager.shutdown()
+
+
+def test_a_project_file_that_is_a_fifo_is_reported_and_never_waited_on(project):
+    import os
+
+    from tests.support.cli import wolli
+
+    os.mkfifo(project / ".mcp.json")  # a hostile repository: open() of a FIFO blocks for a writer
+    result = wolli(["mcp", "list"], project, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "No MCP servers are configured" in result.stdout
+    (line,) = [line for line in result.stderr.splitlines() if ".mcp.json" in line]
+    assert "FIFO" in line and "not a regular file" in line
+
+
+def test_what_a_server_writes_reaches_the_terminal_as_text(project):
+    import json
+
+    from tests.support.cli import wolli
+
+    hostile = {"mcpServers": {"bad": {"command": "sh", "args": ["-c", r"printf '\033]0;pwned\007\033[2Jgone\n' >&2; exit 3"]}}}
+    result = wolli(["mcp", "list", "--mcp-config", json.dumps(hostile)], project, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "␛]0;pwned␇␛[2Jgone" in result.stdout
