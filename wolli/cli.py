@@ -294,7 +294,7 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
 def _text_argument(value: str) -> str:
     """Prompt text from argv as UTF-8: undecodable bytes become U+FFFD, said on stderr
     (file names keep their bytes: they name files)."""
-    from .config.text_safety import repair_argument
+    from .base.text_safety import repair_argument
 
     fixed = repair_argument(value)
     if fixed is not value:

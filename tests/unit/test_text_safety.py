@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wolli.config.text_safety import repair_argument, terminal_safe, without_surrogates
+from wolli.base.text_safety import repair_argument, terminal_safe, without_surrogates
 
 
 def test_escape_sequences_become_visible_symbols():

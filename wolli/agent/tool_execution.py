@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
-from ..config.daemon_threads import run_blocking
+from ..base.daemon_threads import run_blocking
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from .result_caps import cap_tool_result
 from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..config.errors import json_syntax_error
 from ..config.file_lock import locked
 from ..config.paths import auth_path, ensure_private_dir
-from ..config.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .env_keys import env_var_for, get_env_api_key
 from .redact import remember_secret
 

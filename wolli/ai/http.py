@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ..config.text_safety import without_surrogates
+from ..base.text_safety import without_surrogates
 from .abort import AbortError
 from .failures import kind_for_status
 from .payload_hook import apply_payload_hook  # noqa: F401 - providers import it from here

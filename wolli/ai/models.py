@@ -21,9 +21,9 @@ from typing import Any, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
-from ..config.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .auth import AuthStorage, is_key_reference
 from .redact import remember_secret, url_secrets
 from .stream import known_apis, register_api, unregister_api

@@ -12,9 +12,9 @@ import difflib
 import json
 from pathlib import Path
 
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .errors import config_error, json_syntax_error, locate
 from .keys import KeySpecError, canonical, event_canonical, parse_key
-from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 # The app's actions by pi's ids, with their default keys (DESIGN.md §6). A keybindings.json
 # may use these ids or the short names in ``ALIASES``.

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from . import paths
 from .errors import config_error, json_syntax_error, locate
 from .file_lock import locked
 from .paths import ensure_private_dir
-from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 Target = Literal["agent", "global"]
 TARGETS = ("agent", "global")

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .safe_files import CONFIG_FILE_LIMIT, read_text_capped
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 TOKENS: tuple[str, ...] = (
     # core

@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 from typing import Literal
 
+from ..base.safe_files import read_capped
 from ..config.file_lock import locked
-from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 
 Verdict = Literal["approved", "denied", "unknown"]

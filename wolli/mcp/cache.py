@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..base.safe_files import read_capped
 from ..config.file_lock import locked
-from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 from .types import PromptArgumentInfo, PromptInfo, ResourceInfo, ServerConfig, ServerOffer, ToolInfo
 

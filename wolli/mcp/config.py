@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.safe_files import read_text_capped
 from ..config.errors import config_error, json_syntax_error, locate
-from ..config.safe_files import read_text_capped
 from .types import Scope, ServerConfig
 
 # A config file larger than this is refused (every read is bounded).

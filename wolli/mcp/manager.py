@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..agent.tool import ToolDefinition
-from ..config.safe_files import read_tail
+from ..base.safe_files import read_tail
 from .cache import OfferCache, config_key
 from .oauth import LoginHandler, ShowUrl, TokenStore
 from .sdk_log import route_sdk_logs

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.safe_files import read_capped
 from ..config import paths
 from ..config.file_lock import locked
-from ..config.safe_files import read_capped
 from ..config.settings import write_json_atomic
 from .types import NeedsLogin, ServerConfig
 

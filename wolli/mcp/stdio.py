@@ -21,8 +21,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..base.safe_files import open_regular, read_tail
 from ..config.paths import ensure_private_dir
-from ..config.safe_files import open_regular, read_tail
 from ..tools.proctree import live_tree, signal_tree
 from ..tools.supervisor import Supervision, supervise
 

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ..ai.types import AssistantMessage
-from ..config.text_safety import terminal_safe
+from ..base.text_safety import terminal_safe
 from ..runtime.request import PROMPT_INPUT_LIMIT
 from ..runtime.startup import Startup, StartupError, StartupRequest, start
 from .signal_exit import SignalRoute

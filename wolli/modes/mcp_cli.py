@@ -12,7 +12,7 @@ import asyncio
 import json
 import sys
 
-from ..config.text_safety import terminal_safe
+from ..base.text_safety import terminal_safe
 from ..runtime.request import USAGE, StartupError, StartupRequest
 from .open_url import open_in_browser
 

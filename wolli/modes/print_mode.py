@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..config.text_safety import terminal_safe
+from ..base.text_safety import terminal_safe
 from ..runtime.startup import StartupRequest
 from .headless import BROKEN_PIPE, HeadlessRun, run_sync, say
 

@@ -25,7 +25,7 @@ class PromptHistory:
     def _load(self) -> list[str]:
         if self.path is None:
             return []
-        from ..config.safe_files import read_tail
+        from ..base.safe_files import read_tail
 
         try:
             data, cut = read_tail(self.path, READ_LIMIT)

@@ -4,7 +4,7 @@ Shared by the TUI's tool rows and the line mode's tool summaries.
 
 Pure functions from a tool call's arguments and result to Rich :class:`~rich.text.Text`, so
 they are tested without an app. Every argument and output shown passes through
-:func:`~wolli.config.text_safety.terminal_safe` here, once for both surfaces: a file name
+:func:`~wolli.base.text_safety.terminal_safe` here, once for both surfaces: a file name
 or a command's output can hold escape sequences, which are shown, never obeyed. A tool that overrides a built-in (same name) inherits the
 built-in's renderer for each slot it does not render itself (spec: per-slot inheritance).
 Colours come from the theme spec passed in (``toolDiffAdded``...).
@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..config.text_safety import terminal_safe
+from ..base.text_safety import terminal_safe
 from ..config.themes import ThemeSpec
 
 # Lines shown of a result body while a row is collapsed, and at most when expanded.

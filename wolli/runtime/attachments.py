@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ai.types import ImageContent
-from ..config.safe_files import read_capped
+from ..base.safe_files import read_capped
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 # Larger files are not read at all (the read tool's own ceiling).

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..base.safe_files import open_regular
 from ..config.paths import cwd_slug, sessions_dir
-from ..config.safe_files import open_regular
 from .tags import fold_tags
 
 HEAD_BYTES = 64 * 1024

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..base.safe_files import FileTooLargeError, read_capped
+from ..base.text_safety import without_surrogates
 from ..config.paths import ensure_private_dir
-from ..config.safe_files import FileTooLargeError, read_capped
-from ..config.text_safety import without_surrogates
 from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
 

@@ -23,8 +23,8 @@ import socket
 import threading
 from pathlib import Path
 
+from ..base.safe_files import read_head
 from ..config.paths import ensure_private_dir
-from ..config.safe_files import read_head
 
 try:
     import fcntl

@@ -18,8 +18,8 @@ import stat as stat_module
 from dataclasses import dataclass
 from typing import Any
 
-from ..config.daemon_threads import run_blocking
-from ..config.safe_files import read_capped, write_regular
+from ..base.daemon_threads import run_blocking
+from ..base.safe_files import read_capped, write_regular
 from .process import ExecOptions, ExecResult, run_shell_command
 
 # The most :meth:`Environment.read_file` reads of one file on this machine (tools check the

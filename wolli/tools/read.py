@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortError
 from ..ai.types import ImageContent, TextContent
-from ..config.safe_files import file_kind
+from ..base.safe_files import file_kind
 from .environment import FILE_READ_LIMIT, Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from ...config.safe_files import open_regular
+from ...base.safe_files import open_regular
 from .fuzzy import fuzzy_score
 
 CONTENT_SCAN_LIMIT = 200  # sessions found by content at most

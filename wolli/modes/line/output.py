@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ...config.text_safety import terminal_safe
+from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
 from .. import tool_text
 from ..highlighting import AnsiTheme

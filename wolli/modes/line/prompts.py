@@ -23,7 +23,7 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
-from ...config.daemon_threads import run_blocking
+from ...base.daemon_threads import run_blocking
 from ...runtime.request import PROMPT_INPUT_LIMIT
 from .terminal import Terminal
 

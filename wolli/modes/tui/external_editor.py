@@ -33,7 +33,7 @@ async def edit_in_external_editor(app: Any, text: str) -> str | None:
         if code != 0:
             app.notify(f"the editor exited with code {code}; the prompt is unchanged", severity="warning")
             return None
-        from ...config.safe_files import read_head
+        from ...base.safe_files import read_head
         from ...runtime.request import PROMPT_INPUT_LIMIT as STDIN_LIMIT
 
         data, cut = read_head(path, STDIN_LIMIT)  # what was typed, at most what a pipe may send

@@ -89,7 +89,7 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
             return None
         data, mime, label = found[0], found[1], "the clipboard image"
     else:
-        from ...config.safe_files import read_capped
+        from ...base.safe_files import read_capped
         from ...runtime.attachments import MAX_ATTACHMENT_BYTES
 
         file = Path(path)

@@ -14,7 +14,7 @@ from typing import Any
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from ....config.text_safety import terminal_safe
+from ....base.text_safety import terminal_safe
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 

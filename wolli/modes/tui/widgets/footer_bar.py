@@ -48,7 +48,7 @@ def git_branch(cwd: str) -> str | None:
 
 def _small_text(path: Path) -> str:
     """A few hundred bytes of a small file of the repository (never a device or a FIFO)."""
-    from ....config.safe_files import read_head
+    from ....base.safe_files import read_head
 
     return read_head(path, 4096)[0].decode("utf-8", "replace")
 

@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from ....config.text_safety import terminal_safe
+from ....base.text_safety import terminal_safe
 
 
 class BashExecutionView(Static):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from ....config.text_safety import terminal_safe
+from ....base.text_safety import terminal_safe
 
 
 class UserMessageView(Static):
