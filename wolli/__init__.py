@@ -49,8 +49,8 @@ _EXPORTS: dict[str, str] = {
     "key_hint": "wolli.config.keybindings",
     "key_text": "wolli.config.keybindings",
     "raw_key_hint": "wolli.config.keybindings",
-    "highlight_code": "wolli.modes.highlighting",
-    "get_language_from_path": "wolli.modes.highlighting",
+    "highlight_code": "wolli.modes.interactive.highlighting",
+    "get_language_from_path": "wolli.modes.interactive.highlighting",
     "CustomEditor": "wolli.modes.tui.custom_editor",
     "ToolResult": "wolli.agent.tool",
 }

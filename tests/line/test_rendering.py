@@ -7,7 +7,7 @@ import io
 import re
 
 from wolli.config.themes import builtin_theme
-from wolli.modes import highlighting
+from wolli.modes.interactive import highlighting
 from wolli.modes.line.markdown import MarkdownLines
 from wolli.modes.line.streaming import StreamedBlock
 from wolli.modes.line.terminal import Terminal, colour_wanted

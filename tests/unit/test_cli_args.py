@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolli.cli import UsageError, parse_args
+from wolli.cli.main import UsageError, parse_args
 
 
 def test_flags_files_messages_and_extension_flags():

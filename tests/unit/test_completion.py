@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wolli.modes.completion_sources import BuiltinCompletion, ProjectFiles, stack, suggestions
+from wolli.modes.interactive.completion import BuiltinCompletion, ProjectFiles, stack, suggestions
 from wolli.modes.interactive.fuzzy import fuzzy_score, rank
 
 

@@ -20,7 +20,7 @@ def test_import_wolli_and_wolli_ai_loads_no_ui_or_http_library():
 
 
 def test_cli_version_path_loads_neither_pydantic_nor_heavy_libraries():
-    roots = imported_roots("import wolli.cli")
+    roots = imported_roots("import wolli.cli.main")
     assert roots.isdisjoint({*HEAVY, "pydantic"})
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from wolli.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from wolli.modes.interactive.clipboard import osc52
-from wolli.modes.interactive.registry import builtin_commands, command_entries, find_builtin, split
+from wolli.modes.interactive.commands.registry import builtin_commands, command_entries, find_builtin, split
 from wolli.modes.interactive.session_search import content_matches, match_sessions
 from wolli.modes.interactive.settings_form import as_update, parse_value, setting_fields
 from wolli.modes.interactive.tree_rows import tree_rows

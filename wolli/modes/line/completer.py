@@ -17,8 +17,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import History
 
-from .. import completion_sources as sources
-from ..prompt_history import PromptHistory
+from ..interactive import completion as sources
+from ..interactive.prompt_history import PromptHistory
 
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
 

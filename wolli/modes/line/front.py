@@ -1,4 +1,4 @@
-"""The built-in slash commands' :class:`~wolli.modes.interactive.front.Front` in the line
+"""The built-in slash commands' :class:`~wolli.modes.interactive.commands.front.Front` in the line
 mode: questions are prompts, pickers numbered lists printed into scrollback (narrowed by
 typing words: fuzzy for models, name/first message/content for sessions), reports are
 blocks of text. Session pickers cannot rename or delete here (the TUI's picker can)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..interactive.front import SessionSource, TreeChoice
+from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.fuzzy import fuzzy_score
 from ..interactive.settings_form import SettingField, parse_value
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ...config.themes import ThemeSpec
-from ..highlighting import AnsiTheme, highlight_code
+from ..interactive.highlighting import AnsiTheme, highlight_code
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+#.-]*)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

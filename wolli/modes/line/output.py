@@ -17,9 +17,9 @@ from typing import Any
 
 from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
-from .. import tool_text
-from ..highlighting import AnsiTheme
-from ..render_context import ToolRenderContext
+from ..interactive import tool_text
+from ..interactive.highlighting import AnsiTheme
+from ..interactive.render_context import ToolRenderContext
 from .markdown import MarkdownLines
 from .status import status_parts
 from .streaming import StreamedBlock
@@ -136,7 +136,7 @@ class LineOutput:
 
                 self.notice(f"Permission mode: {event.mode} ({DESCRIPTIONS.get(event.mode, '')})")
             case "extension_error":
-                from ..notices import extension_error_line
+                from ..interactive.notices import extension_error_line
 
                 self.notice(extension_error_line(getattr(self.session, "services", None), event), "error")
             case "notice":

@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Iterator
 from typing import IO, Any
 
 from ...runtime.request import StartupError, StartupRequest
-from .. import completion_sources as sources
-from .commands import LineCommands
+from ..interactive import completion as sources
 from .completer import SharedHistory, StackCompleter
 from .output import LineOutput
 from .prompts import Prompter
+from .slash_commands import LineCommands
 from .terminal import Terminal
 from .ui import LineUI
 
@@ -36,8 +36,8 @@ class LineRepl:
         from ...config.paths import agent_home, wolli_home
         from ...config.settings import Settings
         from ...config.themes import discover_themes
-        from .. import highlighting
-        from ..prompt_history import PromptHistory
+        from ..interactive import highlighting
+        from ..interactive.prompt_history import PromptHistory
 
         self.request = request
         self.resume_first = resume
@@ -179,7 +179,7 @@ class LineRepl:
     def apply_theme(self, name: str) -> None:
         from ...config.paths import agent_home, wolli_home
         from ...config.themes import discover_themes
-        from .. import highlighting
+        from ..interactive import highlighting
 
         themes, _ = discover_themes([wolli_home() / "themes", agent_home(self.request.agent) / "themes"])
         spec = themes.get(name)
@@ -309,8 +309,8 @@ class LineRepl:
     def _signals(self) -> Iterator[None]:
         """SIGINT stops a run (or, idle, quits) instead of killing the loop; SIGTERM and SIGHUP
         stop the run and quit, saving the session. Whatever holds the process after a signal
-        that quits cannot keep it past :data:`..signal_exit.EXIT_GRACE_S`."""
-        from ..signal_exit import SignalRoute
+        that quits cannot keep it past :data:`..common.signals.EXIT_GRACE_S`."""
+        from ..common.signals import SignalRoute
 
         def terminate(number: int) -> None:
             route.arm_exit(number)
@@ -332,21 +332,21 @@ class LineRepl:
 
     async def _cycle_thinking(self) -> None:
         """Shift+Tab: the next thinking level (printed by its event)."""
-        from ..interactive.model_commands import cycle_thinking
+        from ..interactive.commands.model import cycle_thinking
 
         if self.session is not None and await cycle_thinking(self.session) is None:
             self.output.notice("This model does not think before answering.")
 
     async def _cycle_permission_mode(self) -> None:
         """Alt+M: the next permission mode (printed by its event)."""
-        from ..interactive.permission_commands import cycle_mode
+        from ..interactive.commands.permissions import cycle_mode
 
         if self.session is not None:
             await cycle_mode(self.session)
 
     async def _cycle_model(self) -> None:
         """Ctrl+P: the next model of settings ``enabledModels`` (printed by its event)."""
-        from ..interactive.model_commands import cycle_model
+        from ..interactive.commands.model import cycle_model
 
         if self.host is not None:
             await cycle_model(self.commands.context(), 1)

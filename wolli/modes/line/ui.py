@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...extensions.ui import NullUI, option_label, option_value
-from ..highlighting import AnsiTheme
+from ..interactive.highlighting import AnsiTheme
 from .output import LineOutput
 from .prompts import Prompter
 
@@ -110,7 +110,7 @@ class LineUI(NullUI):
         self.autocomplete_providers.append(factory)
 
     def open_url(self, url: str) -> None:
-        from ..open_url import open_in_browser
+        from ..interactive.open_url import open_in_browser
 
         if not open_in_browser(url):
             self.notify(f"Open this link in a browser: {url}")

@@ -180,8 +180,8 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
         def report(done: asyncio.Task[Any]) -> None:
             server.check_shutdown()
             if not done.cancelled() and done.exception() is not None:
+                from ...runtime.event_records import event_record
                 from ...runtime.events import ExtensionErrorEvent
-                from ..event_json import event_record
 
                 owner = getattr(found, "owner", "") or "extension"
                 server.output.send(event_record(ExtensionErrorEvent(owner, f"command:{text.split()[0]}",
@@ -396,7 +396,7 @@ async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
 @command("cycle_model")
 async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
     """The next model of the scope the TUI's Ctrl+P cycles (settings ``enabledModels``)."""
-    from ..interactive.model_commands import model_key, scoped_models
+    from ..interactive.commands.model import model_key, scoped_models
 
     session = server.session
     scope = scoped_models(server.host)
@@ -424,7 +424,7 @@ async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 @command("cycle_thinking_level")
 async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    from ..interactive.model_commands import cycle_thinking
+    from ..interactive.commands.model import cycle_thinking
 
     level = await cycle_thinking(server.session)
     return None if level is None else {"level": level}

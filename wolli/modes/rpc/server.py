@@ -30,10 +30,10 @@ import threading
 import traceback
 from typing import Any
 
+from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
 from ...runtime.request import StartupRequest
 from ...runtime.startup import start
-from ..event_json import event_record
 from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
@@ -94,7 +94,7 @@ class RpcServer:
         self.output.on_closed = lambda: loop.call_soon_threadsafe(self.stop)
         self._intake_task = loop.create_task(self._intake())
         await self._attach_stdin(loop)
-        from ..headless import Interrupt
+        from ..headless.run import Interrupt
 
         with Interrupt(self.stop):
             await self._stopped.wait()
@@ -343,7 +343,7 @@ class RpcServer:
 
 def run_rpc(request: StartupRequest, *, full_updates: bool = False) -> int:
     """The entry point of ``wolli --mode rpc``."""
-    from ..headless import run_sync
+    from ..headless.run import run_sync
 
     output = ProtocolOutput.take_stdout()
     server = RpcServer(request, output, full_updates=full_updates)

@@ -92,7 +92,7 @@ class EventAdapter:
             case "model_select" | "thinking_level_select" | "permission_mode_change":
                 app.refresh_footer()
             case "extension_error":
-                from ..notices import extension_error_line
+                from ..interactive.notices import extension_error_line
 
                 app.add_notice(extension_error_line(app.controller.host, event), "error")
             case "notice":

@@ -22,9 +22,9 @@ from textual.widget import Widget
 
 from ...config.themes import ThemeSpec, discover_themes
 from ...runtime.request import StartupRequest
-from .. import highlighting
-from ..highlighting import AnsiTheme
-from ..prompt_history import PromptHistory
+from ..interactive import highlighting
+from ..interactive.highlighting import AnsiTheme
+from ..interactive.prompt_history import PromptHistory
 from .adapter import EventAdapter
 from .controller import TuiController
 from .editor_completion import EditorCompletion
@@ -211,7 +211,7 @@ class WolliApp(App[int]):
         its grace period is over (everything complete is on disk already)."""
         import asyncio
 
-        from ..signal_exit import SignalRoute
+        from ..common.signals import SignalRoute
 
         self._signal_route = SignalRoute(asyncio.get_running_loop(), self._on_terminate).__enter__()
 

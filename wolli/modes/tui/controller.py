@@ -15,8 +15,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...runtime.request import StartupError, StartupRequest
-from ..interactive.command import CommandContext
-from ..interactive.registry import run_builtin
+from ..interactive.commands.definition import CommandContext
+from ..interactive.commands.registry import run_builtin
 
 if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
     from ...runtime.hook_events import StreamingBehavior
@@ -209,12 +209,12 @@ class TuiController:
 
     async def cycle_thinking_level(self) -> str | None:
         """The next thinking level (the session clamps it to what the model takes)."""
-        from ..interactive.model_commands import cycle_thinking
+        from ..interactive.commands.model import cycle_thinking
 
         return await cycle_thinking(self.session)
 
     async def cycle_permission_mode(self) -> None:
-        from ..interactive.permission_commands import cycle_mode
+        from ..interactive.commands.permissions import cycle_mode
 
         await self.ready.wait()
         if self.session is not None:
@@ -223,7 +223,7 @@ class TuiController:
         self.app.refresh_footer()
 
     async def cycle_model(self, step: int) -> None:
-        from ..interactive.model_commands import cycle_model, model_key
+        from ..interactive.commands.model import cycle_model, model_key
 
         await self.ready.wait()
         model = await cycle_model(self.command_context(), step)

@@ -18,8 +18,8 @@ import re
 from functools import partial
 from typing import Any
 
-from .. import completion_sources as completion
-from ..interactive import registry
+from ..interactive import completion
+from ..interactive.commands import registry
 from .widgets.completion_menu import CompletionMenu
 
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")

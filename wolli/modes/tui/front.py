@@ -1,4 +1,4 @@
-"""The TUI's face for the built-in slash commands (:class:`..interactive.front.Front`).
+"""The TUI's face for the built-in slash commands (:class:`..interactive.commands.front.Front`).
 
 Questions are the same modal dialogs ``ctx.ui`` uses (one at a time); the three pickers are
 screens of their own under ``screens/``. Messages from commands go into the transcript, so
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..interactive.front import SessionSource, TreeChoice
+from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.settings_form import SettingField
 
 

@@ -17,7 +17,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from ..interactive.registry import command_entries
+from ..interactive.commands.registry import command_entries
 
 # (category, title, description, app action)
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (

@@ -12,8 +12,8 @@ from textual.widgets import Static
 
 from ...config.keybindings import KeybindingsManager
 from ...config.themes import ThemeSpec
-from .. import highlighting
-from ..highlighting import AnsiTheme
+from ..interactive import highlighting
+from ..interactive.highlighting import AnsiTheme
 from .rendering import as_renderable, guard_widget
 
 

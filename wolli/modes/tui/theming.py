@@ -3,7 +3,7 @@
 Two views of one theme: a Textual :class:`~textual.theme.Theme` whose CSS variables are the
 51 tokens (``$w-accent``, ``$w-tool-success-bg``...: the stylesheet uses only these), and the
 pygments-token styles of code blocks. The third view, ``ctx.ui.theme`` (ANSI strings), is
-:class:`wolli.modes.highlighting.AnsiTheme`, shared with the line mode.
+:class:`wolli.modes.interactive.highlighting.AnsiTheme`, shared with the line mode.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ class TuiUI(NullUI):
         return self.app.ui_theme
 
     def open_url(self, url: str) -> None:
-        from ..open_url import open_in_browser
+        from ..interactive.open_url import open_in_browser
 
         # Off the app's thread: a browser can take a while to start.
         def work() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
-from ...interactive.front import SessionSource
+from ...interactive.commands.front import SessionSource
 from ...interactive.session_search import content_matches, match_sessions, session_title
 from .picker_base import PickerScreen
 

@@ -4,7 +4,7 @@ The path to the active leaf is bright, the leaf marked ``●``; everything else 
 cycles the filters (conversation, no tools, your messages, labelled, everything), typing
 searches, ←/→ fold and unfold a fork while the search is empty, Ctrl+L labels the entry
 (an empty label removes it). Enter chooses; what happens then is the command's business
-(:func:`..interactive.session_commands.tree`).
+(:func:`..interactive.commands.session.tree`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding
 
-from ...interactive.front import TreeChoice
+from ...interactive.commands.front import TreeChoice
 from ...interactive.tree_rows import FILTER_HELP, FILTERS, TreeRow, tree_rows
 from .picker_base import PickerScreen
 

@@ -18,7 +18,7 @@ from textual.widgets import TextArea
 
 from ....config.keybindings import current_keys
 from ....config.keys import event_canonical
-from ...prompt_history import PromptHistory
+from ...interactive.prompt_history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
 _PASTE_MARK = re.compile(r"\[paste #(\d+) \+\d+ lines\]")

@@ -19,8 +19,8 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ... import tool_text as builtin
-from ...render_context import ToolRenderContext
+from ...interactive import tool_text as builtin
+from ...interactive.render_context import ToolRenderContext
 from ..rendering import as_renderable, guard_widget
 
 if TYPE_CHECKING:

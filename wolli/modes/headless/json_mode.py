@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from .event_json import event_record
+from ...runtime.event_records import event_record
 
 
 class JsonEventWriter:

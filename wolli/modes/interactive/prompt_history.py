@@ -25,7 +25,7 @@ class PromptHistory:
     def _load(self) -> list[str]:
         if self.path is None:
             return []
-        from ..base.safe_files import read_tail
+        from ...base.safe_files import read_tail
 
         try:
             data, cut = read_tail(self.path, READ_LIMIT)
@@ -52,7 +52,7 @@ class PromptHistory:
         if self.path is None:
             return
         try:
-            from ..config.paths import ensure_private_dir
+            from ...config.paths import ensure_private_dir
 
             ensure_private_dir(self.path.parent)
             with open(self.path, "a", encoding="utf-8") as fh:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .settings_form import SettingField
+from ..settings_form import SettingField
 
 
 @dataclass

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
-    from .extensions.context import ExtensionMode
-    from .runtime.request import StartupRequest
+    from ..extensions.context import ExtensionMode
+    from ..runtime.request import StartupRequest
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
@@ -230,7 +230,7 @@ def parse_args(argv: list[str]) -> CliArgs:
     if args.thinking is not None and args.thinking not in THINKING:
         raise UsageError(f"--thinking must be one of {', '.join(THINKING)}, not {args.thinking!r}")
     if args.permission_mode is not None:
-        from .permissions.modes import ModeError, parse_mode
+        from ..permissions.modes import ModeError, parse_mode
 
         try:
             args.permission_mode = parse_mode(args.permission_mode)
@@ -243,18 +243,18 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
     """What the command line asks the runtime for (the one start-up path of every mode)."""
     import os
 
-    from .runtime.request import StartupRequest
+    from ..runtime.request import StartupRequest
 
     tools: list[str] | None = None
     if args.no_tools:
         tools = []
     elif args.tools:
-        from .runtime.builtin_tools import parse_tool_list
+        from ..runtime.builtin_tools import parse_tool_list
 
         tools = parse_tool_list(args.tools)
     stdin_text = ""
     if mode == "print":  # the TUI must not import the headless runtime before its first frame
-        from .modes.headless import read_piped_stdin
+        from ..modes.headless.run import read_piped_stdin
 
         stdin_text = read_piped_stdin()
     return StartupRequest(
@@ -294,7 +294,7 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
 def _text_argument(value: str) -> str:
     """Prompt text from argv as UTF-8: undecodable bytes become U+FFFD, said on stderr
     (file names keep their bytes: they name files)."""
-    from .base.text_safety import repair_argument
+    from ..base.text_safety import repair_argument
 
     fixed = repair_argument(value)
     if fixed is not value:
@@ -306,7 +306,7 @@ def _text_argument(value: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["mcp"]:  # ``wolli mcp list|login NAME``
-        from .modes.mcp_cli import run_mcp_command
+        from .mcp import run_mcp_command
 
         return run_mcp_command(argv[1:])
     try:
@@ -315,25 +315,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wolli: {exc}", file=sys.stderr)
         return 2
     if args.version:
-        from .__about__ import __version__
+        from ..__about__ import __version__
 
         print(f"wolli {__version__}")
         return 0
     if args.help:
         print(HELP, end="")
         if not args.no_extensions:
-            from .modes.commands import extension_options_help
+            from ..modes.headless.one_shot import extension_options_help
 
             extra = extension_options_help(args)  # loads the extensions (only when there are any)
             if extra:
                 print("\n" + extra, end="")
         return 0
     if args.list_models is not None:
-        from .modes.commands import list_models
+        from ..modes.headless.one_shot import list_models
 
         return list_models(args)
     if args.export is not None:
-        from .modes.commands import export_session
+        from ..modes.headless.one_shot import export_session
 
         return export_session(args)
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
@@ -341,15 +341,15 @@ def main(argv: list[str] | None = None) -> int:
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
     if args.resume and not args.session and mode != "plain" and (
             mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):  # the line mode lists sessions itself
-        from .modes.commands import explain_resume
+        from ..modes.headless.one_shot import explain_resume
 
         return explain_resume(args)
     if mode == "print":
-        from .modes.print_mode import run_print
+        from ..modes.headless.print_mode import run_print
 
         return run_print(startup_request(args, mode))
     if mode == "json":
-        from .modes.print_mode import run_json
+        from ..modes.headless.print_mode import run_json
 
         return run_json(startup_request(args, mode), full_updates=args.full_updates)
     if mode == "rpc":
@@ -357,13 +357,13 @@ def main(argv: list[str] | None = None) -> int:
             print("wolli: --mode rpc takes its prompts as JSON commands on stdin (see docs/rpc.md), "
                   "not as arguments", file=sys.stderr)
             return 2
-        from .modes.rpc.server import run_rpc
+        from ..modes.rpc.server import run_rpc
 
         request = startup_request(args, mode)
         request.require_model = False  # a client may pick one with set_model
         return run_rpc(request, full_updates=args.full_updates)
     if mode == "plain":
-        from .modes.line import run_line
+        from ..modes.line import run_line
 
         request = startup_request(args, mode)
         request.require_model = False  # the line mode starts anyway and says how to add a model
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from .modes.tui import run_tui
+    from ..modes.tui import run_tui
 
     request = startup_request(args, mode)
     request.require_model = False  # the TUI opens anyway and shows how to add a model

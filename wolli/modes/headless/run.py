@@ -11,11 +11,11 @@ import asyncio
 import sys
 from typing import Any
 
-from ..ai.types import AssistantMessage
-from ..base.text_safety import terminal_safe
-from ..runtime.request import PROMPT_INPUT_LIMIT
-from ..runtime.startup import Startup, StartupError, StartupRequest, start
-from .signal_exit import SignalRoute
+from ...ai.types import AssistantMessage
+from ...base.text_safety import terminal_safe
+from ...runtime.request import PROMPT_INPUT_LIMIT
+from ...runtime.startup import Startup, StartupError, StartupRequest, start
+from ..common.signals import SignalRoute
 
 # The status a shell reports for a process ended by SIGPIPE.
 BROKEN_PIPE = 141
@@ -28,7 +28,7 @@ class Interrupt:
     a running tool's process tree is killed, and the session file stays whole. A second
     signal cancels everything at once, and whatever still holds the process (a tool thread
     stuck in the kernel, a loop blocked by an extension) cannot keep it past
-    :data:`~.signal_exit.EXIT_GRACE_S` (:class:`~.signal_exit.SignalRoute`).
+    :data:`~..common.signals.EXIT_GRACE_S` (:class:`~..common.signals.SignalRoute`).
     """
 
     def __init__(self, abort: Any) -> None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..open_url import open_in_browser
-from .command import BuiltinCommand, CommandContext
+from .definition import BuiltinCommand, CommandContext
 
 if TYPE_CHECKING:
-    from ...runtime.mcp_link import McpLink
+    from ....runtime.mcp_link import McpLink
 
 ACTIONS = ("list", "reconnect", "enable", "disable", "log", "login", "approve")
 

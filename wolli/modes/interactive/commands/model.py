@@ -6,8 +6,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
-from .command import BuiltinCommand, CommandContext
-from .fuzzy import fuzzy_score, rank
+from ..fuzzy import fuzzy_score, rank
+from .definition import BuiltinCommand, CommandContext
 
 
 def model_key(model: Any) -> str:
@@ -113,7 +113,7 @@ async def cycle_model(ctx: CommandContext, step: int) -> Any:
 
 async def cycle_thinking(session: Any) -> str | None:
     """The next thinking level (the session clamps it to the model); None without reasoning."""
-    from ...ai.types import THINKING_LEVELS
+    from ....ai.types import THINKING_LEVELS
 
     if session is None or session.model is None or not getattr(session.model, "reasoning", False):
         return None
@@ -127,7 +127,7 @@ async def cycle_thinking(session: Any) -> str | None:
 
 def login_providers(host: Any) -> list[str]:
     """Providers a key can be stored for: every known one, configured ones first."""
-    from ...ai.env_keys import ENV_KEYS
+    from ....ai.env_keys import ENV_KEYS
 
     names = list(dict.fromkeys([*host.model_registry.providers(), *ENV_KEYS]))
     return [n for n in names if n not in ("faux",)]
@@ -135,7 +135,7 @@ def login_providers(host: Any) -> list[str]:
 
 async def login(ctx: CommandContext, args: str) -> None:
     """Store an API key in auth.json; the models of that provider work at once."""
-    from ...ai.env_keys import env_var_names
+    from ....ai.env_keys import env_var_names
 
     providers = login_providers(ctx.host)
     provider = args.strip() or await ctx.front.select("Log in to which provider?", providers)

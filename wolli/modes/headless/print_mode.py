@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..base.text_safety import terminal_safe
-from ..runtime.startup import StartupRequest
-from .headless import BROKEN_PIPE, HeadlessRun, run_sync, say
+from ...base.text_safety import terminal_safe
+from ...runtime.startup import StartupRequest
+from .run import BROKEN_PIPE, HeadlessRun, run_sync, say
 
 
 class StderrReporter:

@@ -15,7 +15,7 @@ def _fmt_tokens(n: int) -> str:
 
 
 def list_models(args: Any) -> int:
-    from ..ai.models import ModelRegistry
+    from ...ai.models import ModelRegistry
 
     registry = ModelRegistry()
     for error in getattr(registry, "load_errors", []):
@@ -29,7 +29,7 @@ def list_models(args: Any) -> int:
         if search:
             print(f"No available model matches {search!r}.", file=sys.stderr)
         else:
-            from ..runtime.host import AgentHost
+            from ...runtime.host import AgentHost
 
             print(AgentHost(args.agent).no_model_help(), file=sys.stderr)
         return 1
@@ -48,7 +48,7 @@ def list_models(args: Any) -> int:
 def export_session(args: Any) -> int:
     from pathlib import Path
 
-    from ..session.export_html import export_session_html
+    from ...session.export_html import export_session_html
 
     source = args.export[0]
     target = args.export[1] if len(args.export) > 1 else None
@@ -58,8 +58,8 @@ def export_session(args: Any) -> int:
         return 1
     if not path.exists():
         try:
-            from ..runtime.host import AgentHost
-            from ..session.manager import SessionManager
+            from ...runtime.host import AgentHost
+            from ...session.manager import SessionManager
 
             host = AgentHost(args.agent)
             manager = SessionManager.open_by_id(source, session_dir=host.sessions_dir)
@@ -78,7 +78,7 @@ def export_session(args: Any) -> int:
 
 def explain_resume(args: Any) -> int:
     """``-r`` opens a session picker in the TUI; anywhere else say how to pick one."""
-    from ..runtime.host import AgentHost
+    from ...runtime.host import AgentHost
 
     try:
         host = AgentHost(args.agent)
@@ -104,9 +104,9 @@ def explain_resume(args: Any) -> int:
 def extension_options_help(args: Any) -> str:
     """``wolli --help``'s part about the options extensions registered, by extension (the
     extensions are loaded for it, as a run would load them); "" when there are none."""
-    from ..config.paths import agent_home
-    from ..config.settings import Settings
-    from ..extensions.loader import discover
+    from ...config.paths import agent_home
+    from ...config.settings import Settings
+    from ...extensions.loader import discover
 
     try:
         home = agent_home(args.agent)
@@ -120,7 +120,7 @@ def extension_options_help(args: Any) -> str:
         return ""
     import asyncio
 
-    from ..runtime.host import AgentHost
+    from ...runtime.host import AgentHost
 
     host = AgentHost(args.agent, mode="print")
     host.extensions.configure(settings_paths=configured, cli_paths=args.extensions)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...permissions.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
-from ...permissions.rules import RULE_KINDS
-from ...permissions.store import SCOPES
-from .command import BuiltinCommand, CommandContext
+from ....permissions.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
+from ....permissions.rules import RULE_KINDS
+from ....permissions.store import SCOPES
+from .definition import BuiltinCommand, CommandContext
 
 _SAVED_SCOPES = ("project", "user", "global")
 _SCOPE_HELP = {

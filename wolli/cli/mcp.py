@@ -13,8 +13,8 @@ import json
 import sys
 
 from ..base.text_safety import terminal_safe
+from ..modes.interactive.open_url import open_in_browser
 from ..runtime.request import USAGE, StartupError, StartupRequest
-from .open_url import open_in_browser
 
 USAGE_TEXT = """\
 usage: wolli mcp list [--json] [--agent NAME] [--mcp-config FILE] [--strict-mcp-config] [--approve-project-mcp]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .command import BuiltinCommand, CommandContext
-from .settings_form import as_update, read_values, setting_fields
+from ..settings_form import as_update, read_values, setting_fields
+from .definition import BuiltinCommand, CommandContext
 
 
 async def hotkeys(ctx: CommandContext, args: str) -> None:
-    from .hotkeys import hotkeys_report
+    from ..hotkeys import hotkeys_report
 
     shortcuts = ctx.host.extensions.registry.shortcuts if ctx.host is not None else None
     ctx.front.show_text("Keys", hotkeys_report(shortcuts))
@@ -53,7 +53,7 @@ async def reload(ctx: CommandContext, args: str) -> None:
     if ctx.session.model is None:  # a models.json written since start-up: use it now
         model = ctx.host.default_model()
         if model is not None and await ctx.session.set_model(model):
-            from .model_commands import announce_model
+            from .model import announce_model
 
             announce_model(ctx, model)
     loaded = sum(1 for i in infos if i["status"] == "loaded")
@@ -62,7 +62,7 @@ async def reload(ctx: CommandContext, args: str) -> None:
 
 
 async def settings(ctx: CommandContext, args: str) -> None:
-    from ...config.themes import discover_themes, theme_folders
+    from ....config.themes import discover_themes, theme_folders
 
     themes, _ = discover_themes(theme_folders(ctx.host.home))
     fields = setting_fields(sorted(themes))

@@ -18,8 +18,8 @@ from typing import Any
 
 from rich.text import Text
 
-from ..base.text_safety import terminal_safe
-from ..config.themes import ThemeSpec
+from ...base.text_safety import terminal_safe
+from ...config.themes import ThemeSpec
 
 # Lines shown of a result body while a row is collapsed, and at most when expanded.
 COLLAPSED_LINES = 5

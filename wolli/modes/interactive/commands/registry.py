@@ -15,24 +15,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from .command import BuiltinCommand, CommandContext, CommandEntry
+from .definition import BuiltinCommand, CommandContext, CommandEntry
 
 
 @cache
 def builtin_commands() -> dict[str, BuiltinCommand]:
     """Every built-in command by name and alias."""
-    from . import (
-        app_commands,
-        mcp_commands,
-        model_commands,
-        permission_commands,
-        rewind_commands,
-        session_commands,
-    )
+    from . import app, mcp, model, permissions, rewind, session
 
     table: dict[str, BuiltinCommand] = {}
-    for module in (session_commands, model_commands, permission_commands, rewind_commands, app_commands,
-                   mcp_commands):
+    for module in (session, model, permissions, rewind, app, mcp):
         for command in module.COMMANDS:
             table[command.name] = command
             for alias in command.aliases:

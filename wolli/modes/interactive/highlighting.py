@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config.themes import ThemeSpec, builtin_theme
+from ...config.themes import ThemeSpec, builtin_theme
 
 active_theme: ThemeSpec | None = None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from .command import BuiltinCommand, CommandContext
+from .definition import BuiltinCommand, CommandContext
 
 SCOPE_CHOICES = {
     "Code and conversation": "both",
@@ -51,7 +51,7 @@ def _clock(timestamp: str) -> str:
 
 
 async def rewind(ctx: CommandContext, args: str) -> None:
-    from ...runtime.safety.rewind import RewindError, points
+    from ....runtime.safety.rewind import RewindError, points
 
     session = ctx.session
     available = points(session)

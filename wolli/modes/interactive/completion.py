@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..tools.supervisor import run_supervised
-from .interactive.fuzzy import MAX_ITEMS, rank
+from ...tools.supervisor import run_supervised
+from .fuzzy import MAX_ITEMS, rank
 
 FILE_LIST_TTL_S = 10.0
 MAX_FILES = 200_000

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..completion_sources import command_items
-from ..interactive.command import CommandContext
-from ..interactive.registry import argument_completions, command_entries, run_builtin, split
+from ..interactive.commands.definition import CommandContext
+from ..interactive.commands.registry import argument_completions, command_entries, run_builtin, split
+from ..interactive.completion import command_items
 from .front import LineFront
 
 KEYS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .command import BuiltinCommand, CommandContext
+from .definition import BuiltinCommand, CommandContext
 from .front import SessionSource
 
 
@@ -28,7 +28,7 @@ async def resume(ctx: CommandContext, args: str) -> None:
 
 
 def _user_entries(session: Any) -> list[tuple[Any, str]]:
-    from .tree_rows import content_text
+    from ..tree_rows import content_text
 
     out = []
     for entry in session.session_manager.get_branch():
@@ -73,7 +73,7 @@ async def tree(ctx: CommandContext, args: str) -> None:
     editor_text = None
     target = entry.id
     if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "user":
-        from .tree_rows import content_text
+        from ..tree_rows import content_text
 
         target, editor_text = entry.parent_id, content_text(message.content)
     if target == manager.get_leaf_id():
@@ -81,7 +81,7 @@ async def tree(ctx: CommandContext, args: str) -> None:
             ctx.front.set_editor_text(editor_text)
         ctx.front.notify("That is where the session is already.")
         return
-    from ...runtime.tree_navigation import abandoned_entries
+    from ....runtime.tree_navigation import abandoned_entries
 
     summarize, instructions = False, None
     if any(getattr(e, "type", None) == "message" for e in abandoned_entries(manager, manager.get_leaf_id(), target)):
@@ -116,7 +116,7 @@ async def name(ctx: CommandContext, args: str) -> None:
 
 
 def session_report(session: Any) -> str:
-    from ...runtime.stats import session_stats
+    from ....runtime.stats import session_stats
 
     stats = session_stats(session)
     manager = session.session_manager
@@ -146,7 +146,7 @@ async def info(ctx: CommandContext, args: str) -> None:
 
 
 async def export(ctx: CommandContext, args: str) -> None:
-    from ...session.export_html import export_session_html
+    from ....session.export_html import export_session_html
 
     source = ctx.session.session_file
     if not source:

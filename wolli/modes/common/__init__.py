@@ -1,0 +1,1 @@
+"""What every client shares, interactive or not: how a signal ends the process."""
