@@ -11,6 +11,7 @@ is written to disk as one whole line the moment it is complete (``session/store.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -100,3 +101,36 @@ class SignalRoute:
     def _deliver(self, number: int) -> None:
         self._waiting = max(0, self._waiting - 1)
         self.handle(number)
+
+
+class Interrupt:
+    """SIGINT/SIGTERM/SIGHUP abort the session instead of killing the process mid-write.
+
+    The abort takes the normal path: the partial answer is saved as an ``aborted`` message,
+    a running tool's process tree is killed, and the session file stays whole. A second
+    signal cancels everything at once, and whatever still holds the process (a tool thread
+    stuck in the kernel, a loop blocked by an extension) cannot keep it past
+    :data:`~..common.signals.EXIT_GRACE_S` (:class:`~..common.signals.SignalRoute`).
+    """
+
+    def __init__(self, abort: Any) -> None:
+        self.abort = abort
+        self.signal_number: int | None = None
+        self._route: SignalRoute | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    def __enter__(self) -> Interrupt:
+        self._task = asyncio.current_task()
+        self._route = SignalRoute(asyncio.get_running_loop(), self._on_signal).__enter__()
+        return self
+
+    def _on_signal(self, number: int) -> None:
+        if self.signal_number is None:
+            self.signal_number = number
+            self.abort()
+        elif self._task is not None:
+            self._task.cancel()  # a second signal: stop waiting for a clean abort
+
+    def __exit__(self, *exc: object) -> None:
+        if self._route is not None:
+            self._route.__exit__()

@@ -13,7 +13,8 @@ from typing import Any
 
 from ...base.text_safety import terminal_safe
 from ...runtime.startup import StartupRequest
-from .run import BROKEN_PIPE, HeadlessRun, run_sync, say
+from ..common.run import run_sync, say
+from .run import BROKEN_PIPE, HeadlessRun
 
 
 class StderrReporter:

@@ -7,51 +7,17 @@ abort (the partial answer is saved, a tool's process tree is killed) rather than
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
 from ...ai.types import AssistantMessage
-from ...base.text_safety import terminal_safe
 from ...runtime.request import PROMPT_INPUT_LIMIT
-from ...runtime.startup import Startup, StartupError, StartupRequest, start
-from ..common.signals import SignalRoute
+from ...runtime.startup import Startup, StartupRequest, start
+from ..common.run import say
+from ..common.signals import Interrupt
 
 # The status a shell reports for a process ended by SIGPIPE.
 BROKEN_PIPE = 141
-
-
-class Interrupt:
-    """SIGINT/SIGTERM/SIGHUP abort the session instead of killing the process mid-write.
-
-    The abort takes the normal path: the partial answer is saved as an ``aborted`` message,
-    a running tool's process tree is killed, and the session file stays whole. A second
-    signal cancels everything at once, and whatever still holds the process (a tool thread
-    stuck in the kernel, a loop blocked by an extension) cannot keep it past
-    :data:`~..common.signals.EXIT_GRACE_S` (:class:`~..common.signals.SignalRoute`).
-    """
-
-    def __init__(self, abort: Any) -> None:
-        self.abort = abort
-        self.signal_number: int | None = None
-        self._route: SignalRoute | None = None
-        self._task: asyncio.Task[Any] | None = None
-
-    def __enter__(self) -> Interrupt:
-        self._task = asyncio.current_task()
-        self._route = SignalRoute(asyncio.get_running_loop(), self._on_signal).__enter__()
-        return self
-
-    def _on_signal(self, number: int) -> None:
-        if self.signal_number is None:
-            self.signal_number = number
-            self.abort()
-        elif self._task is not None:
-            self._task.cancel()  # a second signal: stop waiting for a clean abort
-
-    def __exit__(self, *exc: object) -> None:
-        if self._route is not None:
-            self._route.__exit__()
 
 
 class HeadlessRun:
@@ -136,35 +102,3 @@ def decode_input(data: bytes, what: str) -> str:
 
 def _note(text: str) -> None:
     say(text)
-
-
-def say(text: str, stream: Any = None) -> None:
-    """One ``wolli: ...`` line on stderr. On a terminal the text is made terminal-safe first:
-    it may quote a server, a file name or a model, whose escape sequences must not act."""
-    out = stream or sys.stderr
-    try:
-        if out.isatty():
-            text = terminal_safe(text)
-        print(f"wolli: {text}", file=out, flush=True)
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def run_sync(main: Any) -> int:
-    """Run a headless coroutine: clear errors for startup problems, 130 on Ctrl+C."""
-    import gc
-
-    try:
-        return asyncio.run(main)
-    except StartupError as exc:
-        for warning in exc.warnings:
-            say(warning)
-        say(str(exc))
-        return exc.exit_code
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        print("wolli: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        # The process ends next: spare the interpreter's shutdown a scan of every object
-        # (measured ~30 ms of a ~300 ms print-mode run).
-        gc.freeze()

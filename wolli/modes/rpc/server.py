@@ -94,7 +94,7 @@ class RpcServer:
         self.output.on_closed = lambda: loop.call_soon_threadsafe(self.stop)
         self._intake_task = loop.create_task(self._intake())
         await self._attach_stdin(loop)
-        from ..headless.run import Interrupt
+        from ..common.signals import Interrupt
 
         with Interrupt(self.stop):
             await self._stopped.wait()
@@ -343,7 +343,7 @@ class RpcServer:
 
 def run_rpc(request: StartupRequest, *, full_updates: bool = False) -> int:
     """The entry point of ``wolli --mode rpc``."""
-    from ..headless.run import run_sync
+    from ..common.run import run_sync
 
     output = ProtocolOutput.take_stdout()
     server = RpcServer(request, output, full_updates=full_updates)
