@@ -14,18 +14,18 @@ from .__about__ import __version__
 if TYPE_CHECKING:  # what the type checker sees behind the lazy names below
     from .extensions.api import ExtensionAPI as ExtensionAPI
     from .extensions.context import ExtensionUI as ExtensionUI
-    from .runtime.host import ExtensionContext as ExtensionContext
+    from .runtime.host.agent_host import ExtensionContext as ExtensionContext
 
 # The extension author's surface (CHECKLIST.md "Module-level names"), plus the types a
-# custom tool is written with. Runtime internals (Agent, AgentHost, AgentSession,
+# custom tool is written with. Runtime internals (Agent, AgentHost, LiveSession,
 # SessionManager) are imported from their own modules, not from here.
 _EXPORTS: dict[str, str] = {
     "define_hook": "wolli.extensions.hooks",
     "ExtensionAPI": "wolli.extensions.api",
-    "ExtensionContext": "wolli.runtime.host",
+    "ExtensionContext": "wolli.runtime.host.agent_host",
     "ExtensionUI": "wolli.extensions.context",
-    "is_tool_call_event_type": "wolli.runtime.hook_events",
-    "is_bash_tool_result": "wolli.runtime.hook_events",
+    "is_tool_call_event_type": "wolli.runtime.handlers.hook_events",
+    "is_bash_tool_result": "wolli.runtime.handlers.hook_events",
     "with_file_mutation_queue": "wolli.tools.mutation_queue",
     "truncate_head": "wolli.tools.truncate",
     "truncate_tail": "wolli.tools.truncate",

@@ -159,8 +159,8 @@ class ExtensionHarness:
         await self.close()
 
     async def start(self) -> None:
-        from .runtime.host import AgentHost
-        from .runtime.options import SessionOptions
+        from .runtime.host.agent_host import AgentHost
+        from .runtime.live.options import SessionOptions
 
         self._home = tempfile.TemporaryDirectory(prefix="wolli-harness-")
         self._saved_home = os.environ.get("WOLLI_HOME")

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from wolli.cli.main import KNOWN_OPTIONS, UsageError, parse_args
-from wolli.runtime.attachments import AttachmentError, read_attachments
+from wolli.runtime.startup.attachments import AttachmentError, read_attachments
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

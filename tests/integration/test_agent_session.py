@@ -1,4 +1,4 @@
-"""AgentSession: persistence, resume, retry, compaction and user shell commands (faux LLM, real files)."""
+"""LiveSession: persistence, resume, retry, compaction and user shell commands (faux LLM, real files)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.support.runtime import make_host, recorder, script_with_summaries, st
 from wolli.agent.messages import BashExecutionMessage, convert_to_llm
 from wolli.ai.providers.faux import FauxProvider, faux_error, faux_tool_call
 from wolli.ai.types import AssistantMessage, ModelCost
-from wolli.runtime.options import SessionOptions
+from wolli.runtime.live.options import SessionOptions
 
 
 @pytest.fixture

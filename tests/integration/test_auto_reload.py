@@ -12,7 +12,7 @@ from tests.support.runtime import make_host, recorder, start_session
 from tests.support.waiting import wait_until
 from wolli.ai.providers.faux import FauxProvider
 from wolli.config import paths
-from wolli.runtime.auto_reload import AutoReloader
+from wolli.runtime.host.auto_reload import AutoReloader
 
 
 @pytest.fixture

@@ -274,8 +274,8 @@ def check_request_is_valid(turns: list[Any]) -> None:
 
 
 async def resume_in_process(run: Run, api: str) -> None:
-    from wolli.runtime.host import AgentHost
-    from wolli.runtime.options import SessionOptions
+    from wolli.runtime.host.agent_host import AgentHost
+    from wolli.runtime.live.options import SessionOptions
 
     host = AgentHost()
     model = host.model_registry.find(W.PROVIDERS[api], W.MODEL_IDS[api])

@@ -6,8 +6,8 @@ import pytest
 
 from tests.support.runtime import make_host, recorder, start_session
 from wolli.ai.providers.faux import FauxProvider
-from wolli.runtime.handle import StaleSessionError
-from wolli.runtime.options import SessionOptions
+from wolli.runtime.live.handle import StaleSessionError
+from wolli.runtime.live.options import SessionOptions
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from tests.support.runtime import make_host, recorder, start_session
 from tests.support.waiting import wait_until
 from wolli.ai.providers.faux import FauxProvider, faux_tool_call
-from wolli.runtime.prompting import MAX_AGENT_END_FOLLOW_UPS
+from wolli.runtime.live.prompting import MAX_AGENT_END_FOLLOW_UPS
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from prompt_toolkit.output import DummyOutput
 
 from tests.mcp.conftest import browser, oauth_server  # noqa: F401 (fixtures for the MCP login tests)
 from tests.support.waiting import wait_until
-from wolli.runtime.request import StartupRequest
+from wolli.runtime.startup.request import StartupRequest
 
 
 class LineDriver:

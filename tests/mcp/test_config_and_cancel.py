@@ -48,7 +48,7 @@ def test_tool_names_follow_claude_code_and_stay_short():
 
 
 def test_importing_wolli_and_starting_without_servers_never_imports_the_sdk():
-    code = ("import sys, wolli, wolli.runtime.startup, wolli.modes.headless.print_mode;"
+    code = ("import sys, wolli, wolli.runtime.startup.start, wolli.modes.headless.print_mode;"
             "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types', 'wolli.mcp.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -17,7 +17,7 @@ from tests.support.runtime import make_host, start_session
 from wolli.ai.providers.faux import FauxProvider, faux_tool_call
 from wolli.mcp.config import parse_server
 from wolli.mcp.sources import Sources
-from wolli.runtime.options import SessionOptions
+from wolli.runtime.live.options import SessionOptions
 
 LOAD = {"query": "select:mcp__time__convert_time"}
 

@@ -124,7 +124,7 @@ async def _tui_child(cwd: str) -> dict[str, float]:
     """One TUI start in this process: first paint, session ready, every MCP server ready."""
     start = time.perf_counter()
     from wolli.modes.tui.app import WolliApp
-    from wolli.runtime.request import StartupRequest
+    from wolli.runtime.startup.request import StartupRequest
 
     app = WolliApp(StartupRequest(mode="tui", cwd=cwd, model="local/local-model", require_model=False))
     painted: list[float] = []

@@ -34,7 +34,7 @@ ENTRY_MODULES = (
     "wolli.cli.main",
     "wolli.agent.agent",
     "wolli.session.manager",
-    "wolli.runtime.host",
+    "wolli.runtime.host.agent_host",
     "wolli.modes.headless.print_mode",
     "wolli.ai.providers.openai_completions",
 )
@@ -186,7 +186,7 @@ def main() -> None:
     shims = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "shims"
     shim_python, shim_wolli = shims / "python", shims / "wolli"
     env = child_env()
-    chain = "import wolli.modes.headless.print_mode, wolli.runtime.session, wolli.ai.providers.openai_completions"
+    chain = "import wolli.modes.headless.print_mode, wolli.runtime.live.live_session, wolli.ai.providers.openai_completions"
 
     rows = []
     if shim_python.exists():
@@ -218,7 +218,7 @@ def main() -> None:
         print("\nSlowest modules of `import wolli.ai` (python -X importtime)\n")
         print(importtime(python, "import wolli.ai"))
         print("\nSlowest modules of the print-mode import chain\n")
-        print(importtime(python, "import wolli.modes.headless.print_mode, wolli.runtime.session, "
+        print(importtime(python, "import wolli.modes.headless.print_mode, wolli.runtime.live.live_session, "
                                  "wolli.ai.providers.openai_completions"))
 
 

@@ -49,7 +49,7 @@ def _setup_home() -> Path:
 
 def _make_app(cwd: str, **request):
     from wolli.modes.tui.app import WolliApp
-    from wolli.runtime.request import StartupRequest
+    from wolli.runtime.startup.request import StartupRequest
 
     return WolliApp(StartupRequest(mode="tui", cwd=cwd, model="faux/faux-1", require_model=False, **request))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from wolli.ai.providers.faux import FauxProvider
-from wolli.runtime.host import AgentHost
-from wolli.runtime.options import SessionOptions
-from wolli.runtime.session import AgentSession
+from wolli.runtime.host.agent_host import AgentHost
+from wolli.runtime.live.live_session import LiveSession
+from wolli.runtime.live.options import SessionOptions
 
 
 def register_faux(host: AgentHost, faux: FauxProvider) -> None:
@@ -39,12 +39,12 @@ def make_host(faux: FauxProvider, *extra: FauxProvider, **settings: Any) -> Agen
     return host
 
 
-async def start_session(host: AgentHost, cwd: Any, *, observers: list[Any] | None = None, **options: Any) -> AgentSession:
+async def start_session(host: AgentHost, cwd: Any, *, observers: list[Any] | None = None, **options: Any) -> LiveSession:
     """The host's first (active) session, started like a front end starts it."""
     return await host.start(SessionOptions(cwd=str(cwd), **options), observers=observers)
 
 
-def recorder(session: AgentSession) -> list[Any]:
+def recorder(session: LiveSession) -> list[Any]:
     events: list[Any] = []
     session.observe(events.append)
     return events

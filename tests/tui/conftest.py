@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolli.runtime.request import StartupRequest
+from wolli.runtime.startup.request import StartupRequest
 
 
 @pytest.fixture

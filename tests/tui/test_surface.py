@@ -216,7 +216,7 @@ async def test_a_user_theme_applies_and_is_redrawn_when_its_file_changes(faux, p
 
     from wolli.config.themes import builtin_theme
     from wolli.modes.tui.app import WolliApp
-    from wolli.runtime.request import StartupRequest
+    from wolli.runtime.startup.request import StartupRequest
 
     folder = wolli_home / "themes"
     folder.mkdir()

@@ -597,7 +597,7 @@ async def test_pending_tool_calls_shrink_as_calls_end(faux):
 async def test_a_failing_tool_keeps_the_details_its_exception_carries(tmp_path):
     from wolli.agent.agent import Agent
     from wolli.ai.providers.faux import FauxProvider, faux_tool_call
-    from wolli.runtime.builtin_tools import create_builtin_tools
+    from wolli.runtime.host.builtin_tools import create_builtin_tools
     from wolli.tools.environment import create_host_environment
 
     faux = FauxProvider(provider="faux-details")

@@ -7,9 +7,9 @@ import pytest
 from tests.support.runtime import make_host, start_session
 from wolli.ai.providers.faux import FauxProvider, faux_error
 from wolli.extensions.api import ExtensionAPI
+from wolli.extensions.api_services import EventBus
 from wolli.extensions.ask import parse_answer
 from wolli.extensions.registry import ExtensionRecord, ExtensionRegistry
-from wolli.extensions.services import EventBus
 
 
 def test_parse_answer_reads_the_first_answer_object_and_clamps() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from wolli.ai.failures import TRANSIENT_KINDS, classify, kind_for_status
 from wolli.ai.types import AssistantMessage
-from wolli.runtime.retry import is_retryable, retry_delay_ms, wait_too_long
+from wolli.runtime.live.retry import is_retryable, retry_delay_ms, wait_too_long
 
 
 @pytest.mark.parametrize(

@@ -127,12 +127,55 @@ def import_cycles() -> list[list[str]]:
     return cycles
 
 
+# Inside the two largest layers, rooms are ranked too (top to bottom). A room imports from
+# itself and the rooms ranked below it; rooms of one rank do not import each other (the
+# clients of modes/ never reach into one another). docs/architecture.md explains each room.
+ROOMS: dict[str, list[set[str]]] = {
+    "modes": [{"tui", "line", "rpc", "headless", "acp"}, {"interactive"}, {"common"}],
+    "runtime": [{"startup"}, {"host"}, {"live"}, {"safety"}, {"handlers"}, {"resources"},
+                {"events", "event_records"}],
+}
+
+
+def _room_of(module: str) -> tuple[str, str] | None:
+    parts = module.split(".")
+    if len(parts) < 3 or parts[1] not in ROOMS:
+        return None
+    return parts[1], parts[2]
+
+
+def room_violations() -> list[str]:
+    problems = []
+    for path in _sources():
+        here = _room_of(_module_name(path))
+        if here is None:
+            continue
+        layer, room = here
+        ranks = ROOMS[layer]
+        rank = next((i for i, rooms in enumerate(ranks) if room in rooms), None)
+        if rank is None:
+            problems.append(f"{path.relative_to(PACKAGE.parent)}: {layer}/{room} is not a known room")
+            continue
+        for target, line, _ in _imports(path):
+            there = _room_of(target)
+            if there is None or there[0] != layer or there[1] == room:
+                continue
+            target_rank = next((i for i, rooms in enumerate(ranks) if there[1] in rooms), None)
+            if target_rank is None or target_rank <= rank:
+                problems.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {layer}/{room} imports {target}")
+    return problems
+
+
 def _is_package_of(package: str, module: str) -> bool:
     return module.startswith(package + ".")
 
 
 def test_imports_point_down_the_layers() -> None:
     assert layer_violations() == []
+
+
+def test_rooms_of_modes_and_runtime_point_down() -> None:
+    assert room_violations() == []
 
 
 def test_no_import_cycles() -> None:
@@ -142,7 +185,7 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
-def test_the_check_can_fail(tmp_path: Path) -> None:
+def test_the_checks_can_fail(tmp_path: Path) -> None:
     """An upward import and a cycle written into a scratch copy are both found."""
     global PACKAGE
     scratch = tmp_path / "wolli"
@@ -158,6 +201,13 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
     try:
         assert any("agent imports wolli.runtime" in p for p in layer_violations())
         assert any(set(c) >= {"wolli.runtime.host", "wolli.runtime.session"} for c in import_cycles())
+        (scratch / "runtime" / "stray.py").write_text("")  # a loose file, in no room
+        assert any("runtime/stray is not a known room" in p for p in room_violations())
+        (scratch / "modes" / "tui").mkdir(parents=True)
+        (scratch / "modes" / "line").mkdir(parents=True)
+        (scratch / "modes" / "tui" / "app.py").write_text("from ..line import repl\n")
+        (scratch / "modes" / "line" / "repl.py").write_text("")
+        assert any("modes/tui imports wolli.modes.line" in p for p in room_violations())
     finally:
         PACKAGE = saved
 

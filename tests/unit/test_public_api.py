@@ -32,8 +32,8 @@ def test_every_exported_name_resolves_and_belongs_to_the_author_surface():
     ("name", "module"),
     [
         ("Agent", "wolli.agent.agent"),
-        ("AgentHost", "wolli.runtime.host"),
-        ("AgentSession", "wolli.runtime.session"),
+        ("AgentHost", "wolli.runtime.host.agent_host"),
+        ("LiveSession", "wolli.runtime.live.live_session"),
         ("SessionManager", "wolli.session.manager"),
     ],
 )
@@ -44,7 +44,7 @@ def test_internals_live_in_their_own_modules_only(name, module):
 
 
 def test_event_type_guards():
-    from wolli.runtime.hook_events import ToolCallEvent, ToolResultEvent
+    from wolli.runtime.handlers.hook_events import ToolCallEvent, ToolResultEvent
 
     call = ToolCallEvent("bash", "c1", {"command": "ls"})
     assert wolli.is_tool_call_event_type("bash", call)
@@ -56,7 +56,7 @@ def test_event_type_guards():
 def test_the_extension_context_is_typed():
     from typing import get_args, get_type_hints
 
-    from wolli.runtime.handle import SessionHandle
+    from wolli.runtime.live.handle import SessionHandle
 
     hints = get_type_hints(wolli.ExtensionContext)
     assert hints["session"] is SessionHandle and hints["ui"] is wolli.ExtensionUI

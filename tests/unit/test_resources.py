@@ -13,8 +13,8 @@ import pytest
 
 from wolli.config import paths
 from wolli.config.settings import Settings
-from wolli.runtime.host import AgentHost
-from wolli.runtime.resources import (
+from wolli.runtime.host.agent_host import AgentHost
+from wolli.runtime.resources.loading import (
     PromptTemplate,
     Skill,
     expand_prompt_template,

@@ -10,9 +10,9 @@ from pydantic import BaseModel
 
 from wolli.agent.tool import ToolDefinition
 from wolli.config import paths
-from wolli.runtime.builtin_tools import create_builtin_tools
-from wolli.runtime.resources import ContextFile, Skill, load_resources
-from wolli.runtime.system_prompt import (
+from wolli.runtime.host.builtin_tools import create_builtin_tools
+from wolli.runtime.resources.loading import ContextFile, Skill, load_resources
+from wolli.runtime.resources.system_prompt import (
     BASE_PROMPT,
     GENERAL_GUIDELINES,
     BuildSystemPromptOptions,

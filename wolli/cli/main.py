@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
     from ..extensions.context import ExtensionMode
-    from ..runtime.request import StartupRequest
+    from ..runtime.startup.request import StartupRequest
 
 HELP = """\
 usage: wolli [options] [@files...] [messages...]
@@ -243,13 +243,13 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
     """What the command line asks the runtime for (the one start-up path of every mode)."""
     import os
 
-    from ..runtime.request import StartupRequest
+    from ..runtime.startup.request import StartupRequest
 
     tools: list[str] | None = None
     if args.no_tools:
         tools = []
     elif args.tools:
-        from ..runtime.builtin_tools import parse_tool_list
+        from ..runtime.host.builtin_tools import parse_tool_list
 
         tools = parse_tool_list(args.tools)
     stdin_text = ""

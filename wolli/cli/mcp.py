@@ -14,7 +14,7 @@ import sys
 
 from ..base.text_safety import terminal_safe
 from ..modes.interactive.open_url import open_in_browser
-from ..runtime.request import USAGE, StartupError, StartupRequest
+from ..runtime.startup.request import USAGE, StartupError, StartupRequest
 
 USAGE_TEXT = """\
 usage: wolli mcp list [--json] [--agent NAME] [--mcp-config FILE] [--strict-mcp-config] [--approve-project-mcp]
@@ -58,7 +58,7 @@ def _parse(argv: list[str]) -> tuple[str, list[str], StartupRequest, bool]:
 
 
 async def _run(argv: list[str]) -> int:
-    from ..runtime.startup import _configure_mcp, make_host
+    from ..runtime.startup.start import _configure_mcp, make_host
 
     action, names, request, as_json = _parse(argv)
     host, warnings = make_host(request)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent.tool import ToolDefinition
+from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -27,7 +28,6 @@ from .registry import (
     Shortcut,
     parse_availability,
 )
-from .services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
 
 # Events an extension may subscribe to (spec lifecycle); ``on`` warns about any other name.
 KNOWN_EVENTS = frozenset({

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .services import make_logger
+from .api_services import make_logger
 
 LOG_NAME = "extensions.log"
 

@@ -2,7 +2,7 @@
 
 ``hook = define_hook(before="tool_call", run=fn)`` at module level. The eight ``before:``
 names map onto the handler events of the runtime, so a hook folds exactly like an extension
-handler of that event (see :mod:`wolli.runtime.handlers`), with one difference the hook
+handler of that event (see :mod:`wolli.runtime.handlers.channel`), with one difference the hook
 text asks for: a hook that raises *fails open*. The error is reported like any handler
 error (an ``extension_error`` naming the hook's file) and the chain goes on with the event
 as the hook left it, also for ``tool_call``, where an extension handler that raises blocks

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.tool import ToolDefinition
-from .services import ExecResult, run_command
+from .api_services import ExecResult, run_command
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}

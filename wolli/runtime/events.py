@@ -1,12 +1,12 @@
 """The session event stream: one typed union every front end ``match``es on.
 
-An :class:`~wolli.runtime.session.AgentSession` emits the agent events of
+An :class:`~wolli.runtime.live.live_session.LiveSession` emits the agent events of
 ``wolli.agent.events`` interleaved with the session events defined here. Observers (the TUI,
 json and rpc modes) receive exactly these objects, in order; ``docs/events.md`` documents
 every event and field as it appears on the JSON wire (camelCase).
 
 Handler-only events (the ones extension code may answer: ``tool_call``, ``input``,
-``context``...) live in :mod:`wolli.runtime.hook_events`; they are not part of this stream.
+``context``...) live in :mod:`wolli.runtime.handlers.hook_events`; they are not part of this stream.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from ...base.text_safety import terminal_safe
-from ...runtime.startup import StartupError
+from ...runtime.startup.start import StartupError
 
 
 def say(text: str, stream: Any = None) -> None:

@@ -29,7 +29,7 @@ def list_models(args: Any) -> int:
         if search:
             print(f"No available model matches {search!r}.", file=sys.stderr)
         else:
-            from ...runtime.host import AgentHost
+            from ...runtime.host.agent_host import AgentHost
 
             print(AgentHost(args.agent).no_model_help(), file=sys.stderr)
         return 1
@@ -58,7 +58,7 @@ def export_session(args: Any) -> int:
         return 1
     if not path.exists():
         try:
-            from ...runtime.host import AgentHost
+            from ...runtime.host.agent_host import AgentHost
             from ...session.manager import SessionManager
 
             host = AgentHost(args.agent)
@@ -78,7 +78,7 @@ def export_session(args: Any) -> int:
 
 def explain_resume(args: Any) -> int:
     """``-r`` opens a session picker in the TUI; anywhere else say how to pick one."""
-    from ...runtime.host import AgentHost
+    from ...runtime.host.agent_host import AgentHost
 
     try:
         host = AgentHost(args.agent)
@@ -120,7 +120,7 @@ def extension_options_help(args: Any) -> str:
         return ""
     import asyncio
 
-    from ...runtime.host import AgentHost
+    from ...runtime.host.agent_host import AgentHost
 
     host = AgentHost(args.agent, mode="print")
     host.extensions.configure(settings_paths=configured, cli_paths=args.extensions)

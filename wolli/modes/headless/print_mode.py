@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ...base.text_safety import terminal_safe
-from ...runtime.startup import StartupRequest
+from ...runtime.startup.start import StartupRequest
 from ..common.run import run_sync, say
 from .run import BROKEN_PIPE, HeadlessRun
 

@@ -11,8 +11,8 @@ import sys
 from typing import Any
 
 from ...ai.types import AssistantMessage
-from ...runtime.request import PROMPT_INPUT_LIMIT
-from ...runtime.startup import Startup, StartupRequest, start
+from ...runtime.startup.request import PROMPT_INPUT_LIMIT
+from ...runtime.startup.start import Startup, StartupRequest, start
 from ..common.run import say
 from ..common.signals import Interrupt
 

@@ -4,7 +4,7 @@ run (``TERM=dumb``). Imports neither Textual nor anything of ``modes/tui``."""
 
 from __future__ import annotations
 
-from ...runtime.request import StartupRequest
+from ...runtime.startup.request import StartupRequest
 
 
 def run_line(request: StartupRequest, *, resume: bool = False) -> int:

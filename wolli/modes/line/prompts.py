@@ -24,7 +24,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
 from ...base.daemon_threads import run_blocking
-from ...runtime.request import PROMPT_INPUT_LIMIT
+from ...runtime.startup.request import PROMPT_INPUT_LIMIT
 from .terminal import Terminal
 
 LIST_LIMIT = 30  # entries of a numbered list printed at once; words narrow a longer one

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Iterator
 from typing import IO, Any
 
-from ...runtime.request import StartupError, StartupRequest
+from ...runtime.startup.request import StartupError, StartupRequest
 from ..interactive import completion as sources
 from .completer import SharedHistory, StackCompleter
 from .output import LineOutput
@@ -103,7 +103,7 @@ class LineRepl:
             return await self._run()
 
     async def _run(self) -> int:
-        from ...runtime.startup import start
+        from ...runtime.startup.start import start
 
         def before_start(session: Any) -> None:
             session.services.on_active_session(self._on_active)  # the host, which follows replacements

@@ -28,7 +28,7 @@ def status_parts(session: Any, statuses: dict[str, str]) -> list[str]:
         usage = {}
     if usage.get("percent") is not None:
         parts.append(f"context {usage['percent']:.0f}% of {_tokens(usage['context_window'])}")
-    from ...runtime.stats import session_stats
+    from ...runtime.live.stats import session_stats
 
     stats = session_stats(session)
     tokens_in = stats.input_tokens + stats.cache_read_tokens

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...ai.types import THINKING_LEVELS, ImageContent
-from ...runtime.hook_events import StreamingBehavior, streaming_behavior
-from ...runtime.prompting import split_command
+from ...runtime.handlers.hook_events import StreamingBehavior, streaming_behavior
+from ...runtime.live.prompting import split_command
 from . import queries
 
 # The server (``server.RpcServer``) is passed in; not imported, since it imports this module.
@@ -141,7 +141,7 @@ async def _accept(server: RpcServer, text: str, images: list[ImageContent], beha
     finally:
         waiter.cancel()
     if task.done():
-        from ...runtime.session import NoModelError
+        from ...runtime.live.live_session import NoModelError
 
         try:
             task.result()
@@ -238,7 +238,7 @@ async def _stop_run(server: RpcServer) -> None:
 def _options_like(server: RpcServer, session: Any, **overrides: Any) -> Any:
     """Options for a session that carries on from ``session``: same folder, model, level,
     tools and system prompt options, saved when it was saved."""
-    from ...runtime.options import SessionOptions
+    from ...runtime.live.options import SessionOptions
 
     request = server.request
     values: dict[str, Any] = {

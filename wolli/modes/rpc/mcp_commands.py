@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .commands import CommandError, NoData, RpcServer, command
 
 if TYPE_CHECKING:
-    from ...runtime.mcp_link import McpLink
+    from ...runtime.host.mcp_link import McpLink
 
 
 def _link(server: RpcServer) -> McpLink:

@@ -32,8 +32,8 @@ from typing import Any
 
 from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
-from ...runtime.request import StartupRequest
-from ...runtime.startup import start
+from ...runtime.startup.request import StartupRequest
+from ...runtime.startup.start import start
 from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)

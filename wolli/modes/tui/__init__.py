@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...runtime.request import StartupRequest
+from ...runtime.startup.request import StartupRequest
 
 
 def run_tui(request: StartupRequest) -> int:

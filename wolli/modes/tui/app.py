@@ -21,7 +21,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 
 from ...config.themes import ThemeSpec, discover_themes
-from ...runtime.request import StartupRequest
+from ...runtime.startup.request import StartupRequest
 from ..interactive import highlighting
 from ..interactive.highlighting import AnsiTheme
 from ..interactive.prompt_history import PromptHistory

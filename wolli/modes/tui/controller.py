@@ -14,15 +14,15 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ...runtime.request import StartupError, StartupRequest
+from ...runtime.startup.request import StartupError, StartupRequest
 from ..interactive.commands.definition import CommandContext
 from ..interactive.commands.registry import run_builtin
 
 if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
-    from ...runtime.hook_events import StreamingBehavior
-    from ...runtime.host import AgentHost
-    from ...runtime.session import AgentSession
-    from ...runtime.startup import Startup
+    from ...runtime.handlers.hook_events import StreamingBehavior
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.startup.start import Startup
 
 
 class TuiController:
@@ -35,7 +35,7 @@ class TuiController:
         self._observed: Any = None  # the remover of the observer on the active session
 
     @property
-    def session(self) -> AgentSession | None:
+    def session(self) -> LiveSession | None:
         host = self.startup.host if self.startup else None
         return host.active if host is not None and host.active is not None else (
             self.startup.session if self.startup else None)
@@ -46,7 +46,7 @@ class TuiController:
 
     async def start(self) -> None:
         # Imported here, after the first frame: the runtime is the heaviest import of all.
-        from ...runtime.startup import start
+        from ...runtime.startup.start import start
 
         def before_start(session: Any) -> None:
             session.services.on_active_session(self._on_active)
@@ -159,7 +159,7 @@ class TuiController:
             self.app.exit()
 
     @staticmethod
-    async def _send(session: AgentSession, text: str, follow_up: bool, images: list[Any] | None) -> None:
+    async def _send(session: LiveSession, text: str, follow_up: bool, images: list[Any] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:

@@ -34,7 +34,7 @@ async def edit_in_external_editor(app: Any, text: str) -> str | None:
             app.notify(f"the editor exited with code {code}; the prompt is unchanged", severity="warning")
             return None
         from ...base.safe_files import read_head
-        from ...runtime.request import PROMPT_INPUT_LIMIT as STDIN_LIMIT
+        from ...runtime.startup.request import PROMPT_INPUT_LIMIT as STDIN_LIMIT
 
         data, cut = read_head(path, STDIN_LIMIT)  # what was typed, at most what a pipe may send
         if cut:

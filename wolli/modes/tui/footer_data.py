@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...runtime.stats import session_stats
+from ...runtime.live.stats import session_stats
 from .widgets.footer_bar import FooterData, git_branch
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ...ai.types import ImageContent
-from ...runtime.attachments import IMAGE_TYPES
+from ...runtime.startup.attachments import IMAGE_TYPES
 
 CLIPBOARD_TIMEOUT_S = 2.0
 MAX_PASTED_PATH = 4096
@@ -81,7 +81,7 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
     (shrunk to the limits); None when the clipboard holds no image. Raises AttachmentError."""
     import asyncio
 
-    from ...runtime.attachments import image_content
+    from ...runtime.startup.attachments import image_content
 
     if path is None:
         found = await asyncio.to_thread(clipboard_image)
@@ -90,7 +90,7 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
         data, mime, label = found[0], found[1], "the clipboard image"
     else:
         from ...base.safe_files import read_capped
-        from ...runtime.attachments import MAX_ATTACHMENT_BYTES
+        from ...runtime.startup.attachments import MAX_ATTACHMENT_BYTES
 
         file = Path(path)
         data = await asyncio.to_thread(read_capped, file, MAX_ATTACHMENT_BYTES)

@@ -33,7 +33,7 @@ FILE_TOOLS = frozenset({"edit", "write"})
 
 
 class TurnCheckpoints:
-    # ``session`` is the AgentSession (not imported: it imports this module).
+    # ``session`` is the LiveSession (not imported: it imports this module).
     def __init__(self, session: Any) -> None:
         self.session = session
         self._cache: HashCache | None = None

@@ -187,7 +187,7 @@ def _mtime(path: str) -> float:
 class SessionPermissions:
     """One session's mode and the checks of its tool calls."""
 
-    # ``session`` is the AgentSession (not imported: it imports this module).
+    # ``session`` is the LiveSession (not imported: it imports this module).
     def __init__(self, session: Any, host_permissions: HostPermissions, mode: PermissionMode | None = None) -> None:
         self.session = session
         self.host = host_permissions

@@ -13,7 +13,7 @@ from .front import Front
 class CommandContext:
     front: Front
     host: Any  # runtime.host.AgentHost
-    session: Any  # the active runtime.session.AgentSession
+    session: Any  # the active runtime.session.LiveSession
 
 
 Run = Callable[[CommandContext, str], Awaitable[None]]

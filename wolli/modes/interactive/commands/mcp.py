@@ -14,7 +14,7 @@ from ..open_url import open_in_browser
 from .definition import BuiltinCommand, CommandContext
 
 if TYPE_CHECKING:
-    from ....runtime.mcp_link import McpLink
+    from ....runtime.host.mcp_link import McpLink
 
 ACTIONS = ("list", "reconnect", "enable", "disable", "log", "login", "approve")
 

@@ -81,7 +81,7 @@ async def tree(ctx: CommandContext, args: str) -> None:
             ctx.front.set_editor_text(editor_text)
         ctx.front.notify("That is where the session is already.")
         return
-    from ....runtime.tree_navigation import abandoned_entries
+    from ....runtime.live.tree_navigation import abandoned_entries
 
     summarize, instructions = False, None
     if any(getattr(e, "type", None) == "message" for e in abandoned_entries(manager, manager.get_leaf_id(), target)):
@@ -116,7 +116,7 @@ async def name(ctx: CommandContext, args: str) -> None:
 
 
 def session_report(session: Any) -> str:
-    from ....runtime.stats import session_stats
+    from ....runtime.live.stats import session_stats
 
     stats = session_stats(session)
     manager = session.session_manager

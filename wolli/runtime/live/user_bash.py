@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent.messages import BashExecutionMessage
-from ..tools.bash import run_bash
-from ..tools.environment import Environment
+from ...agent.messages import BashExecutionMessage
+from ...tools.bash import run_bash
+from ...tools.environment import Environment
 
 
 async def run_user_bash(

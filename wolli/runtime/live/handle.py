@@ -1,6 +1,6 @@
 """The session object code outside the runtime holds: ``ctx.session`` and friends.
 
-A :class:`SessionHandle` forwards to one live :class:`~.session.AgentSession` under the
+A :class:`SessionHandle` forwards to one live :class:`~.session.LiveSession` under the
 spec's method names (CHECKLIST.md ``ctx.session``) and raises :class:`StaleSessionError`
 once that session was replaced or closed, so an extension that kept an old session around
 fails loudly instead of writing into a file nobody sees. After ``reload()`` the session is
@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .hook_events import streaming_behavior
-from .session import AgentSession
+from ..handlers.hook_events import streaming_behavior
+from .live_session import LiveSession
 
 if TYPE_CHECKING:
-    from ..ai.types import Model
+    from ...ai.types import Model
 
 
 class StaleSessionError(RuntimeError):
@@ -98,7 +98,7 @@ class SessionManagerView:
 
 
 class SessionHandle:
-    def __init__(self, session: AgentSession, host: Any) -> None:
+    def __init__(self, session: LiveSession, host: Any) -> None:
         self._session = session
         self._host = host
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -108,7 +108,7 @@ class SessionHandle:
             pass
         self.session_manager = SessionManagerView(self)
 
-    def _live(self) -> AgentSession:
+    def _live(self) -> LiveSession:
         session = self._session
         if session.closed:
             raise StaleSessionError(
@@ -249,7 +249,7 @@ class SessionHandle:
     def rewind_points(self) -> list[Any]:
         """Where ``rewind`` can go: the user's messages on this branch (and earlier rewinds),
         newest first, each with ``entry_id``, ``kind``, ``text``, ``timestamp``, ``files``."""
-        from .safety.rewind import points
+        from ..safety.rewind import points
 
         return points(self._live())
 

@@ -1,7 +1,7 @@
 """Events only handlers see: the points where extension code can change what happens.
 
 Each is a mutable dataclass with snake_case attributes (``event.tool_name``,
-``event.input``); the folding rules in :mod:`wolli.runtime.handlers` say how the results of
+``event.input``); the folding rules in :mod:`wolli.runtime.handlers.channel` say how the results of
 several handlers combine. None of these reach observers: what they decide shows up in the
 session event stream instead (a blocked tool call as an error tool result, a transformed
 prompt as the user message...).

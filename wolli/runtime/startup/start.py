@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ai.types import ImageContent, Model, ThinkingLevel
-from ..config import paths
-from ..extensions.context import ExtensionUI
+from ...ai.types import ImageContent, Model, ThinkingLevel
+from ...config import paths
+from ...extensions.context import ExtensionUI
+from ..host.agent_host import AgentHost
+from ..live.live_session import LiveSession
+from ..live.options import SessionOptions
 from .attachments import AttachmentError, read_attachments
-from .host import AgentHost
-from .options import SessionOptions
 from .request import USAGE, StartupError, StartupRequest
-from .session import AgentSession
 
 
 @dataclass
@@ -37,7 +37,7 @@ class PromptInput:
 @dataclass
 class Startup:
     host: AgentHost
-    session: AgentSession
+    session: LiveSession
     prompts: list[PromptInput]
     warnings: list[str]
     flags: dict[str, str | bool]
@@ -49,7 +49,7 @@ def make_host(request: StartupRequest, *, ui: ExtensionUI | None = None) -> tupl
         host = AgentHost(request.agent, mode=request.mode, ui=ui)
     except ValueError as exc:  # an invalid --agent name
         raise StartupError(f"--agent: {exc}", USAGE) from None
-    from ..config.keybindings import load_keybindings
+    from ...config.keybindings import load_keybindings
 
     warnings = [str(e) for e in host.settings.errors]
     registry = host.model_registry
@@ -132,7 +132,7 @@ def resolve_model(host: AgentHost, request: StartupRequest) -> tuple[Model | Non
 def _check_tools(host: AgentHost, names: list[str] | None) -> None:
     if not names:
         return
-    from .builtin_tools import BUILTIN_TOOL_NAMES
+    from ..host.builtin_tools import BUILTIN_TOOL_NAMES
 
     known = [*BUILTIN_TOOL_NAMES, *(t.name for t in host.extra_tools)]
     unknown = [n for n in names if n not in known]
@@ -147,7 +147,7 @@ def _check_tools(host: AgentHost, names: list[str] | None) -> None:
 def _session_folder_problem(host: AgentHost, cwd: str) -> str | None:
     """Why sessions of ``cwd`` cannot be saved, or None. Checked before the first write so
     the user learns it at once, and the answer still comes (as with ``--no-session``)."""
-    from ..config.paths import cwd_slug
+    from ...config.paths import cwd_slug
 
     folder = host.sessions_dir / cwd_slug(cwd)
     try:
@@ -175,7 +175,7 @@ async def start(
     ui: ExtensionUI | None = None,
     observers: list[Callable[[Any], Any]] | None = None,
     registered_flags: dict[str, Any] | None = None,
-    before_start: Callable[[AgentSession], Any] | None = None,
+    before_start: Callable[[LiveSession], Any] | None = None,
 ) -> Startup:
     """Validate ``request``, open the session, attach ``observers``, emit ``session_start``.
 
@@ -195,7 +195,7 @@ async def _start(
     request: StartupRequest,
     observers: list[Callable[[Any], Any]] | None,
     registered_flags: dict[str, Any] | None,
-    before_start: Callable[[AgentSession], Any] | None,
+    before_start: Callable[[LiveSession], Any] | None,
 ) -> Startup:
     extensions = host.extensions
     host.cwd = os.path.abspath(request.cwd)
@@ -236,8 +236,8 @@ async def _start(
         custom_system_prompt=request.system_prompt,
         append_system_prompt=request.append_system_prompt or "",
     )
-    from ..session.manager import SessionLookupError
-    from ..session.store import SessionFileError
+    from ...session.manager import SessionLookupError
+    from ...session.store import SessionFileError
 
     _check_session_reference(request.session)
     try:
@@ -278,7 +278,7 @@ async def _start(
 def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     """Read this run's MCP configuration (small JSON files only); the MCP link and its
     modules are loaded only when a server is configured."""
-    from ..mcp.sources import collect
+    from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
                       approve_project=request.approve_project_mcp)
@@ -290,12 +290,12 @@ def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
 def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: list[str]) -> None:
     """``--permission-mode`` and the rule flags; rules that cannot be read become warnings
     (a rule flag that does not parse is a usage error: the user just typed it)."""
-    from ..permissions.modes import ModeError
+    from ...permissions.modes import ModeError
 
     for flag, values in (("--allowed-tools", request.allowed_tools), ("--disallowed-tools", request.disallowed_tools)):
         if not values:
             continue
-        from ..permissions.rules import RuleError, parse_rule, split_rule_list
+        from ...permissions.rules import RuleError, parse_rule, split_rule_list
 
         for text in (rule for value in values for rule in split_rule_list(value)):
             try:
@@ -328,7 +328,7 @@ def settings_paths(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _session_load_warnings(session: AgentSession) -> list[str]:
+def _session_load_warnings(session: LiveSession) -> list[str]:
     """``line N: what`` from the loader as ``<file>:N: what``, one line each."""
     where = session.session_file or "session file"
     out = []

@@ -1,4 +1,4 @@
-"""AgentSession: one live session = agent + session file + handlers + compaction + retry.
+"""LiveSession: one live session = agent + session file + handlers + compaction + retry.
 
 It owns the :class:`~wolli.agent.agent.Agent`, persists what the agent produces, restores
 model and thinking level on resume, and emits the session event stream on two channels:
@@ -24,15 +24,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..agent.agent import Agent
-from ..agent.events import MessageEndEvent, MessageStartEvent
-from ..agent.messages import BashExecutionMessage, CustomMessage, parse_agent_message, user_message
-from ..agent.tool import ToolDefinition
-from ..ai.abort import AbortController, AbortSignal
-from ..ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
-from . import hook_events
-from .compaction_run import Compactor
-from .events import (
+from ...agent.agent import Agent
+from ...agent.events import MessageEndEvent, MessageStartEvent
+from ...agent.messages import BashExecutionMessage, CustomMessage, parse_agent_message, user_message
+from ...agent.tool import ToolDefinition
+from ...ai.abort import AbortController, AbortSignal
+from ...ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
+from ..events import (
     ExtensionErrorEvent,
     ModelSelectEvent,
     NoticeEvent,
@@ -45,17 +43,25 @@ from .events import (
     StartReason,
     ThinkingLevelSelectEvent,
 )
-from .handlers import Dispatcher
-from .hook_events import BeforeAgentStartEvent, InputEvent, InputSource, StreamingBehavior, UserBashEvent
+from ..handlers import hook_events
+from ..handlers.channel import Dispatcher
+from ..handlers.hook_events import (
+    BeforeAgentStartEvent,
+    InputEvent,
+    InputSource,
+    StreamingBehavior,
+    UserBashEvent,
+)
+from ..resources.system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
+from .compaction_run import Compactor
 from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
 from .recovery import Recovery, drop_failed, last_assistant
 from .services import SessionServices
 from .settings_view import default_thinking_level, stream_idle_timeout
-from .system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
 
 if TYPE_CHECKING:
-    from ..session.manager import SessionManager
+    from ...session.manager import SessionManager
 
 log = logging.getLogger("wolli.runtime")
 # While tokens stream, give the event loop a turn at least this often (seconds).
@@ -71,7 +77,7 @@ class SessionClosedError(RuntimeError):
     """The session was closed (replaced, or the host shut down)."""
 
 
-class AgentSession:
+class LiveSession:
     def __init__(
         self, services: SessionServices, session_manager: SessionManager, options: SessionOptions | None = None
     ) -> None:
@@ -104,9 +110,9 @@ class AgentSession:
         # Said once the session starts (a fork made because another process writes the file).
         self.start_notices: list[str] = []
 
-        from .safety.checkpointing import TurnCheckpoints
-        from .safety.permissions import SessionPermissions
-        from .tool_hooks import ToolHooks
+        from ..handlers.tool_hooks import ToolHooks
+        from ..safety.checkpointing import TurnCheckpoints
+        from ..safety.permissions import SessionPermissions
 
         self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
         self.checkpoints = TurnCheckpoints(self)
@@ -228,7 +234,7 @@ class AgentSession:
                      ask: Any = None) -> Any:
         """Go back to before one of the user's messages (or undo a rewind): code, conversation
         or both (docs/checkpoints.md)."""
-        from .safety.rewind import rewind
+        from ..safety.rewind import rewind
 
         return await rewind(self, entry_id, scope=scope, on_conflict=on_conflict, ask=ask)
 
@@ -251,7 +257,7 @@ class AgentSession:
         self._deliver(ExtensionErrorEvent(owner, event, error))
 
     def _log_handler_error(self, owner: str, event: str, exc: BaseException) -> None:
-        from ..extensions.errors import log_failure
+        from ...extensions.errors import log_failure
 
         log_failure(self.services.home, owner, f"{event} handler", exc)
 
@@ -463,7 +469,7 @@ class AgentSession:
     async def _run_command(self, command: Any, name: str, args: str) -> None:
         """An extension command; when it raises, the traceback goes to the extension log and
         :class:`ExtensionCommandError` carries the one line to show."""
-        from ..extensions.errors import CommandUnavailable, ExtensionCommandError, failure_line, log_failure
+        from ...extensions.errors import CommandUnavailable, ExtensionCommandError, failure_line, log_failure
 
         try:
             await command.run(args, self.handler_context())
@@ -680,7 +686,7 @@ class AgentSession:
             self.set_run_state("idle")
 
     def context_usage(self) -> dict[str, Any]:
-        from ..session.tokens import estimate_context_tokens
+        from ...session.tokens import estimate_context_tokens
 
         model = self.agent.state.model
         tokens = estimate_context_tokens(self.agent.state.messages).tokens

@@ -19,21 +19,21 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..mcp.cache import FILE as CACHE_FILE
-from ..mcp.cache import OfferCache
-from ..mcp.config import parse_server
-from ..mcp.manager import McpManager, report
-from ..mcp.offers import PromptCommand, expand_references, prompt_commands, resource_refs
-from ..mcp.sources import Sources, approve_project
-from ..mcp.tool_search import SearchState
-from .events import NoticeEvent
-from .services import ToolOwner
+from ...mcp.cache import FILE as CACHE_FILE
+from ...mcp.cache import OfferCache
+from ...mcp.config import parse_server
+from ...mcp.manager import McpManager, report
+from ...mcp.offers import PromptCommand, expand_references, prompt_commands, resource_refs
+from ...mcp.sources import Sources, approve_project
+from ...mcp.tool_search import SearchState
+from ..events import NoticeEvent
+from ..live.services import ToolOwner
 
 if TYPE_CHECKING:
-    from ..agent.tool import ToolDefinition
-    from ..config.settings import Settings
-    from ..extensions.context import ExtensionUI
-    from .session import AgentSession
+    from ...agent.tool import ToolDefinition
+    from ...config.settings import Settings
+    from ...extensions.context import ExtensionUI
+    from ..live.live_session import LiveSession
 
 log = logging.getLogger("wolli.runtime")
 # Print/json mode with every server's list cached: the servers start once the first answer
@@ -42,15 +42,15 @@ START_AFTER_ANSWER_S = 0.2
 
 
 class McpHost(Protocol):
-    """What the link needs of :class:`~wolli.runtime.host.AgentHost` (which imports this
+    """What the link needs of :class:`~wolli.runtime.host.agent_host.AgentHost` (which imports this
     module, so it is named by this protocol rather than imported)."""
 
     settings: Settings
     home: Path
     cwd: str
     ui: ExtensionUI
-    active: AgentSession | None
-    resident: dict[str, AgentSession]
+    active: LiveSession | None
+    resident: dict[str, LiveSession]
 
 
 class McpLink:
@@ -109,7 +109,7 @@ class McpLink:
             self._waited.update(manager.servers)
             await manager.wait_settled(manager.startup_timeout(), known_too=wait_known)
 
-    def _start_after_first_request(self, session: AgentSession) -> None:
+    def _start_after_first_request(self, session: LiveSession) -> None:
         """Start the servers once the first answer has been coming for
         :data:`START_AFTER_ANSWER_S`, or at its first tool call, whichever is first. A short
         answer with no tool call (the whole run) starts nothing: no server, no SDK import for

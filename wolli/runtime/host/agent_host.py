@@ -29,24 +29,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent.tool import ToolDefinition
-from ..config import paths
-from ..config.settings import Settings
-from ..extensions.context import ExtensionMode, ExtensionUI
-from ..extensions.runtime import ExtensionRuntime
-from ..tools.environment import Environment, create_host_environment
-from .events import SessionShutdownEvent, ShutdownReason, StartReason
-from .handle import NewSessionResult, SessionHandle
-from .handlers import HandlerRegistry
-from .options import SessionOptions
-from .resources import ResourceSet, load_resources
-from .services import ToolOwner
-from .session import AgentSession
+from ...agent.tool import ToolDefinition
+from ...config import paths
+from ...config.settings import Settings
+from ...extensions.context import ExtensionMode, ExtensionUI
+from ...extensions.manager import ExtensionManager
+from ...tools.environment import Environment, create_host_environment
+from ..events import SessionShutdownEvent, ShutdownReason, StartReason
+from ..handlers.channel import HandlerRegistry
+from ..live.handle import NewSessionResult, SessionHandle
+from ..live.live_session import LiveSession
+from ..live.options import SessionOptions
+from ..live.services import ToolOwner
+from ..resources.loading import ResourceSet, load_resources
 
 if TYPE_CHECKING:
-    from ..ai.models import ModelRegistry
-    from ..ai.types import Model
-    from ..session.manager import SessionManager
+    from ...ai.models import ModelRegistry
+    from ...ai.types import Model
+    from ...session.manager import SessionManager
     from .mcp_link import McpLink
 
 # When nothing is configured, the first available of these (per provider) is used.
@@ -61,7 +61,7 @@ PREFERRED_MODELS: dict[str, tuple[str, ...]] = {
     "groq": ("openai/gpt-oss-120b", "moonshotai/kimi-k2-instruct-0905"),
 }
 
-ActiveListener = Callable[["AgentSession | None", "AgentSession | None"], Any]
+ActiveListener = Callable[["LiveSession | None", "LiveSession | None"], Any]
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class AgentHost:
         mode: ExtensionMode = "print",
         ui: ExtensionUI | None = None,
     ) -> None:
-        from ..extensions.ui import NullUI
+        from ...extensions.ui import NullUI
 
         self.name = paths.agent_name(agent)
         # The working directory sessions start in (start-up sets the requested one);
@@ -110,14 +110,14 @@ class AgentHost:
         self.mode: ExtensionMode = mode
         self.ui: ExtensionUI = ui if ui is not None else NullUI()
         self.handlers = HandlerRegistry()
-        from .safety.permissions import HostPermissions
+        from ..safety.permissions import HostPermissions
 
         self.permissions = HostPermissions(self)
-        from .safety.sandbox import SandboxService
+        from ..safety.sandbox import SandboxService
 
         self.sandbox = SandboxService(self)
         # Extensions are loaded once per host (start-up) and re-imported only on reload.
-        self.extensions = ExtensionRuntime(self)
+        self.extensions = ExtensionManager(self)
         # Live views of what extensions registered (the registry updates them in place):
         # commands by invocation name (``review``, ``review:2``), each with ``async
         # run(args, ctx)`` and ``description``; tools added to every session's built-ins;
@@ -129,8 +129,8 @@ class AgentHost:
         self.shutdown_requested = False
         self.auto_reloader: Any = None
         self._follow_auto_reload = False  # a front end asked for the watcher: follow the setting
-        self.resident: dict[str, AgentSession] = {}
-        self.active: AgentSession | None = None
+        self.resident: dict[str, LiveSession] = {}
+        self.active: LiveSession | None = None
         self._active_listeners: list[ActiveListener] = []
         self._handles: dict[int, SessionHandle] = {}
         self._model_registry = model_registry
@@ -146,8 +146,8 @@ class AgentHost:
     @property
     def model_registry(self) -> ModelRegistry:
         if self._model_registry is None:
-            from ..ai.auth import AuthStorage
-            from ..ai.models import ModelRegistry
+            from ...ai.auth import AuthStorage
+            from ...ai.models import ModelRegistry
 
             self._model_registry = ModelRegistry(auth=AuthStorage())
         return self._model_registry
@@ -192,13 +192,13 @@ class AgentHost:
             self._resources[key] = found
         return found
 
-    def handler_context(self, session: AgentSession) -> HandlerContext:
-        from .safety.handle import PermissionsHandle
+    def handler_context(self, session: LiveSession) -> HandlerContext:
+        from ..safety.handle import PermissionsHandle
 
         return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode,
                               permissions=PermissionsHandle(self.permissions, session))
 
-    def handle(self, session: AgentSession) -> SessionHandle:
+    def handle(self, session: LiveSession) -> SessionHandle:
         """The one handle extension code gets for ``session``."""
         found = self._handles.get(id(session))
         if found is None or found._session is not session:
@@ -211,9 +211,9 @@ class AgentHost:
             found = self.mcp.prompt_commands().get(name)
         return found
 
-    def slash_commands(self, session: AgentSession) -> list[Any]:
+    def slash_commands(self, session: LiveSession) -> list[Any]:
         """Extension commands, then prompt templates, then skills (spec ``get_commands``)."""
-        from .prompting import SlashCommandInfo, resource_commands
+        from ..live.prompting import SlashCommandInfo, resource_commands
 
         out = [
             SlashCommandInfo(name, getattr(c, "description", None), "extension",
@@ -299,7 +299,7 @@ class AgentHost:
     # ------------------------------------------------------------------ building sessions
 
     def _manager_for(self, options: SessionOptions) -> SessionManager:
-        from ..session.manager import SessionManager
+        from ...session.manager import SessionManager
 
         cwd = os.path.abspath(options.cwd)
         ref = options.session
@@ -313,17 +313,17 @@ class AgentHost:
             return SessionManager.continue_recent(cwd, session_dir=self.sessions_dir)
         return SessionManager.create(cwd, session_dir=self.sessions_dir, parent_session=options.parent_session)
 
-    def _resident_for(self, manager: SessionManager) -> AgentSession | None:
+    def _resident_for(self, manager: SessionManager) -> LiveSession | None:
         path = manager.get_session_file()
         for live in self.resident.values():
             if live.session_id == manager.get_session_id() or (path and live.session_file == path):
                 return live
         return None
 
-    def _build(self, manager: SessionManager, options: SessionOptions) -> AgentSession:
+    def _build(self, manager: SessionManager, options: SessionOptions) -> LiveSession:
         manager, notice = self._claim(manager)
         manager.repair_interrupted_tool_calls()  # before the agent reads the messages
-        live = AgentSession(self, manager, options)
+        live = LiveSession(self, manager, options)
         if notice:
             live.start_notices.append(notice)
         self.resident[live.session_id] = live
@@ -333,8 +333,8 @@ class AgentHost:
         """Make this process the session's one writer; when another live process already
         is, continue in a fork of it instead, and say so (docs/sessions.md, "One writer
         per session"): two writers would silently fork the file and lose an exchange."""
-        from ..session.manager import SessionManager
-        from ..session.writer_lock import SessionBusyError
+        from ...session.manager import SessionManager
+        from ...session.writer_lock import SessionBusyError
 
         try:
             manager.claim_writer()
@@ -353,7 +353,7 @@ class AgentHost:
                 f"({fork.get_session_file() or 'written at the first message'})"
             )
 
-    def session_from_options(self, options: SessionOptions) -> tuple[AgentSession, bool]:
+    def session_from_options(self, options: SessionOptions) -> tuple[LiveSession, bool]:
         """The session ``options`` describe, and whether it was already resident."""
         manager = self._manager_for(options)
         found = self._resident_for(manager)
@@ -363,7 +363,7 @@ class AgentHost:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, options: SessionOptions, observers: list[Callable[[Any], Any]] | None = None) -> AgentSession:
+    async def start(self, options: SessionOptions, observers: list[Callable[[Any], Any]] | None = None) -> LiveSession:
         """The process's first session, made active; ``session_start {reason: startup}``
         reaches ``observers`` too."""
         session, _ = self.session_from_options(options)
@@ -375,7 +375,7 @@ class AgentHost:
 
     async def create_session(
         self, options: SessionOptions | None = None, *, setup: Callable[[Any], Any] | None = None
-    ) -> AgentSession:
+    ) -> LiveSession:
         """A new stored session, resident beside the others (``wolli.create_session``)."""
         options = options or SessionOptions(cwd=self.active.cwd if self.active else os.getcwd())
         options.session, options.continue_recent = None, False
@@ -386,7 +386,7 @@ class AgentHost:
         await session.start("new")
         return session
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> AgentSession:
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
         """The session with this id (prefix) or path: the resident one when it is open."""
         options = SessionOptions(cwd=cwd or (self.active.cwd if self.active else os.getcwd()), session=ref)
         session, was_resident = self.session_from_options(options)
@@ -394,10 +394,10 @@ class AgentHost:
             await session.start("resume")
         return session
 
-    def get_session(self, session_id: str) -> AgentSession | None:
+    def get_session(self, session_id: str) -> LiveSession | None:
         return self.resident.get(session_id)
 
-    async def replace_active(self, new: AgentSession, reason: StartReason) -> None:
+    async def replace_active(self, new: LiveSession, reason: StartReason) -> None:
         """Make ``new`` the active session: shutdown of the old one, listeners, then start."""
         old = self.active
         previous_file = old.session_file if old is not None else None
@@ -408,7 +408,7 @@ class AgentHost:
         self.set_active(new)
         await new.start(reason, previous_file)
 
-    async def new_session(self, options: SessionOptions | None = None) -> AgentSession:
+    async def new_session(self, options: SessionOptions | None = None) -> LiveSession:
         cwd = self.active.cwd if self.active else os.getcwd()
         options = options or SessionOptions(cwd=cwd)
         options.session, options.continue_recent = None, False
@@ -416,16 +416,16 @@ class AgentHost:
         await self.replace_active(session, "new")
         return session
 
-    async def resume_session(self, ref: str) -> AgentSession:
+    async def resume_session(self, ref: str) -> LiveSession:
         cwd = self.active.cwd if self.active else os.getcwd()
         session, _ = self.session_from_options(SessionOptions(cwd=cwd, session=ref))
         if session is not self.active:
             await self.replace_active(session, "resume")
         return session
 
-    async def fork_session(self, entry_id: str | None, *, source: AgentSession | None = None) -> AgentSession:
+    async def fork_session(self, entry_id: str | None, *, source: LiveSession | None = None) -> LiveSession:
         """A new session holding the branch up to ``entry_id``, replacing the active one."""
-        from ..session.manager import SessionManager
+        from ...session.manager import SessionManager
 
         origin = source or self.active
         if origin is None:
@@ -438,14 +438,14 @@ class AgentHost:
                                                       thinking_level=origin.thinking_level,
                                                       active_tools=list(origin.active_tool_names),
                                                       permission_mode=origin.permissions.mode))
-        from .safety.checkpointing import share_blobs
+        from ..safety.checkpointing import share_blobs
 
         share_blobs(origin, session)
         await self.replace_active(session, "fork")
         return session
 
     async def replace_with_new(
-        self, old: AgentSession, *, setup: Callable[[Any], Any] | None = None,
+        self, old: LiveSession, *, setup: Callable[[Any], Any] | None = None,
         with_session: Callable[[SessionHandle], Any] | None = None,
     ) -> NewSessionResult:
         """``ctx.session.new_session``: a fresh session takes ``old``'s place."""
@@ -467,7 +467,7 @@ class AgentHost:
 
     async def close_session(
         self,
-        session: AgentSession,
+        session: LiveSession,
         reason: ShutdownReason = "quit",
         *,
         target_session_file: str | None = None,
@@ -494,7 +494,7 @@ class AgentHost:
         if self.mcp is not None:
             await self.mcp.shutdown()
 
-    async def reload(self, session: AgentSession | None = None) -> None:
+    async def reload(self, session: LiveSession | None = None) -> None:
         """``/reload``: re-read settings, models and resources; every resident session gets
         ``session_shutdown``/``session_start`` with reason ``reload`` (same sessions)."""
         for live in self.resident.values():
@@ -562,7 +562,7 @@ class AgentHost:
         self._active_listeners.append(listener)
         return lambda: self._active_listeners.remove(listener) if listener in self._active_listeners else None
 
-    def set_active(self, session: AgentSession | None) -> None:
+    def set_active(self, session: LiveSession | None) -> None:
         old, self.active = self.active, session
         if old is session:
             return
@@ -572,13 +572,13 @@ class AgentHost:
     # ------------------------------------------------------------------ listing
 
     def list_sessions(self, cwd: str | None = None) -> list[Any]:
-        from ..session.listing import list_all_sessions, list_sessions
+        from ...session.listing import list_all_sessions, list_sessions
 
         if cwd is None:
             return list_all_sessions(self.sessions_dir)
         return list_sessions(cwd, self.sessions_dir)
 
-    def _resident_at(self, path: str) -> AgentSession | None:
+    def _resident_at(self, path: str) -> LiveSession | None:
         """The open session whose file is ``path`` (one not written yet has no file to be)."""
         for live in self.resident.values():
             file = live.session_file
@@ -592,13 +592,13 @@ class AgentHost:
         if live is not None:
             live.session_manager.append_session_info(name)
             return
-        from ..session.manager import SessionManager
+        from ...session.manager import SessionManager
 
         SessionManager.open(path).append_session_info(name)
 
     def delete_session(self, path: str) -> None:
         """Delete a saved session file; an open session is refused (leave it first)."""
-        from ..session.listing import clear_cache
+        from ...session.listing import clear_cache
 
         if self._resident_at(path) is not None:
             raise RuntimeError("this session is open; switch to another one before deleting it")
@@ -606,7 +606,7 @@ class AgentHost:
         clear_cache()
 
     def find_sessions(self, filter: Any) -> list[Any]:
-        from ..session.listing import find_sessions
+        from ...session.listing import find_sessions
 
         return find_sessions(filter, self.sessions_dir)
 
@@ -615,7 +615,7 @@ def _last_complete_exchange(manager: SessionManager) -> str | None:
     """Where a fork of a session another process is writing starts: its leaf, unless that
     process is in the middle of a turn (a prompt after the last finished answer), which
     stays its own; then the last finished answer (None: there is none yet)."""
-    from ..session.entries import MessageEntry
+    from ...session.entries import MessageEntry
 
     branch = manager.get_branch()
     last = -1

@@ -7,8 +7,8 @@ have only text, are classified by the strict text fallback.
 
 from __future__ import annotations
 
-from ..ai.failures import TRANSIENT_KINDS, classify
-from ..ai.types import AssistantMessage
+from ...ai.failures import TRANSIENT_KINDS, classify
+from ...ai.types import AssistantMessage
 
 
 def failure_kind(message: AssistantMessage) -> str:

@@ -1,7 +1,7 @@
 """What a live session needs from its host, as a narrow protocol.
 
-:class:`~wolli.runtime.session.AgentSession` depends on this protocol, never on
-:class:`~wolli.runtime.host.AgentHost` itself, so the host can import the session (it owns
+:class:`~wolli.runtime.live.live_session.LiveSession` depends on this protocol, never on
+:class:`~wolli.runtime.host.agent_host.AgentHost` itself, so the host can import the session (it owns
 the sessions) without the session importing the host back.
 """
 
@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..agent.tool import ToolDefinition
-    from ..ai.models import ModelRegistry
-    from ..ai.types import Model
-    from ..config.settings import Settings
-    from ..extensions.context import ExtensionMode
-    from ..session.manager import SessionManager
-    from ..tools.environment import Environment
-    from .handlers import HandlerRegistry
-    from .resources import ResourceSet
-    from .safety.permissions import HostPermissions
-    from .safety.sandbox import SandboxService
+    from ...agent.tool import ToolDefinition
+    from ...ai.models import ModelRegistry
+    from ...ai.types import Model
+    from ...config.settings import Settings
+    from ...extensions.context import ExtensionMode
+    from ...session.manager import SessionManager
+    from ...tools.environment import Environment
+    from ..handlers.channel import HandlerRegistry
+    from ..resources.loading import ResourceSet
+    from ..safety.permissions import HostPermissions
+    from ..safety.sandbox import SandboxService
 
 
 class ToolOwner(Protocol):

@@ -1,6 +1,6 @@
 """Loading, running and reloading the extensions of one host.
 
-:class:`ExtensionRuntime` imports every extension :mod:`.loader` finds, gives each its own
+:class:`ExtensionManager` imports every extension :mod:`.loader` finds, gives each its own
 :class:`~.api.ExtensionAPI`, and awaits its ``extension(wolli)`` factory (sync or async)
 before the first ``session_start``. A module that does not import, has no ``extension``
 function, or whose factory raises is reported as ``file:line: ...`` and rolled back (its
@@ -22,17 +22,10 @@ from types import ModuleType
 from typing import Any
 
 from .api import ExtensionAPI, as_tool
+from .api_services import EventBus
 from .hooks import HookDefinition, discover_hooks
-from .loader import (
-    ExtensionLoadError,
-    ExtensionSource,
-    describe_failure,
-    discover,
-    forget,
-    import_source,
-)
+from .loader import ExtensionLoadError, ExtensionSource, describe_failure, discover, forget, import_source
 from .registry import ExtensionRecord, ExtensionRegistry
-from .services import EventBus
 from .tool_factories import (
     RESERVED_NAMES,
     START_REASONS,
@@ -46,7 +39,7 @@ from .tool_factories import (
 )
 
 
-class ExtensionRuntime:
+class ExtensionManager:
     def __init__(self, host: Any) -> None:
         self.host = host
         self.bus = EventBus(on_error=self._bus_error)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ai.types import ImageContent
-from ..base.safe_files import read_capped
+from ...ai.types import ImageContent
+from ...base.safe_files import read_capped
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 # Larger files are not read at all (the read tool's own ceiling).
@@ -55,7 +55,7 @@ def read_attachments(names: list[str], cwd: str, model: Any = None) -> Attachmen
 
 def _attach(name: str, cwd: str, model: Any, out: Attachments) -> str:
     """One ``@name`` as a text block (images go to ``out.images``, notes to ``out.notes``)."""
-    from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+    from ...tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
     path = Path(os.path.expanduser(name))
     if not path.is_absolute():
@@ -123,7 +123,7 @@ def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
 def image_content(data: bytes, mime: str, label: str, notes: list[str]) -> ImageContent:
     """An image as a message carries it, shrunk to the limits the ``read`` tool keeps;
     AttachmentError when it cannot be. ``label`` names it in notes (``@shot.png``)."""
-    from ..tools.images import prepare_image
+    from ...tools.images import prepare_image
 
     prepared = prepare_image(data, mime)
     if prepared.data is None:

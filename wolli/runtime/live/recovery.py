@@ -15,9 +15,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..ai.overflow import is_context_overflow
-from ..ai.types import AssistantMessage
-from .events import AutoRetryEndEvent, AutoRetryStartEvent, NoticeEvent, RunState
+from ...ai.overflow import is_context_overflow
+from ...ai.types import AssistantMessage
+from ..events import AutoRetryEndEvent, AutoRetryStartEvent, NoticeEvent, RunState
 from .retry import is_retryable, retry_delay_ms, wait_too_long
 from .settings_view import retry_settings
 

@@ -20,14 +20,14 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ..agent.tool import ToolResult, normalize_result
-from ..agent.tool_execution import (
+from ...agent.tool import ToolResult, normalize_result
+from ...agent.tool_execution import (
     AfterToolCallContext,
     AfterToolCallResult,
     BeforeToolCallContext,
     BeforeToolCallResult,
 )
-from .handlers import Dispatcher
+from .channel import Dispatcher
 from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent, ToolResultEvent
 
 

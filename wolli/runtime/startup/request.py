@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..ai.types import ThinkingLevel
-    from ..extensions.context import ExtensionMode
+    from ...ai.types import ThinkingLevel
+    from ...extensions.context import ExtensionMode
 
 USAGE = 2  # exit code for a mistake on the command line
 FAILURE = 1

@@ -11,8 +11,8 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agent.tool import ToolDefinition
-from .resources import ContextFile, Skill
+from ...agent.tool import ToolDefinition
+from .loading import ContextFile, Skill
 
 
 @dataclass

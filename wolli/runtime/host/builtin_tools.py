@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..agent.tool import ToolDefinition
-from ..tools.environment import Environment
+from ...agent.tool import ToolDefinition
+from ...tools.environment import Environment
 
 BUILTIN_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")
 DEFAULT_ACTIVE_TOOLS = BUILTIN_TOOL_NAMES
 
 
 def _factories() -> dict[str, Callable[[Environment], ToolDefinition]]:
-    from ..tools.bash import create_bash_tool
-    from ..tools.edit import create_edit_tool
-    from ..tools.find import create_find_tool
-    from ..tools.grep import create_grep_tool
-    from ..tools.ls import create_ls_tool
-    from ..tools.read import create_read_tool
-    from ..tools.write import create_write_tool
+    from ...tools.bash import create_bash_tool
+    from ...tools.edit import create_edit_tool
+    from ...tools.find import create_find_tool
+    from ...tools.grep import create_grep_tool
+    from ...tools.ls import create_ls_tool
+    from ...tools.read import create_read_tool
+    from ...tools.write import create_write_tool
 
     return {
         "read": create_read_tool,

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ai.abort import AbortController
-from .events import CompactionEndEvent, CompactionReason, CompactionStartEvent, NoticeEvent
-from .handlers import Dispatcher
-from .hook_events import SessionBeforeCompactEvent
+from ...ai.abort import AbortController
+from ..events import CompactionEndEvent, CompactionReason, CompactionStartEvent, NoticeEvent
+from ..handlers.channel import Dispatcher
+from ..handlers.hook_events import SessionBeforeCompactEvent
 from .settings_view import compaction_settings, stream_idle_timeout
 
 Emit = Callable[[Any], Any]
@@ -24,9 +24,9 @@ Emit = Callable[[Any], Any]
 
 class Compactor:
     def __init__(self, session: Any, dispatch: Dispatcher) -> None:
-        from ..session.compaction import CompactionBreaker
+        from ...session.compaction import CompactionBreaker
 
-        self.session = session  # the owning AgentSession (manager, agent, services, emit)
+        self.session = session  # the owning LiveSession (manager, agent, services, emit)
         self.dispatch = dispatch
         self.breaker = CompactionBreaker()
         self._controller: AbortController | None = None
@@ -52,7 +52,7 @@ class Compactor:
         return settings
 
     def _prepare(self) -> tuple[Any, list[Any]]:
-        from ..session.compaction import prepare_compaction
+        from ...session.compaction import prepare_compaction
 
         branch = self.session.session_manager.get_branch()
         return prepare_compaction(branch, self._settings()), branch
@@ -60,7 +60,7 @@ class Compactor:
     def due(self) -> bool:
         """Automatic compaction is on, allowed by the breaker, past the threshold, and there
         is something to compact (otherwise a full context would "compact" every turn)."""
-        from ..session.compaction import should_compact
+        from ...session.compaction import should_compact
 
         model = self.session.model
         settings = compaction_settings(self.session.settings)
@@ -72,7 +72,7 @@ class Compactor:
 
     async def compact(self, reason: CompactionReason, custom_instructions: str | None = None) -> Any:
         """Summarise older history into a compaction entry. Returns the result, or None."""
-        from ..session.compaction import CompactionError, CompactionResult, compact
+        from ...session.compaction import CompactionError, CompactionResult, compact
 
         session = self.session
         emit = session.emit

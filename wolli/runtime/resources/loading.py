@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..base.safe_files import read_head
+from ...base.safe_files import read_head
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 _MAX_CONTEXT_FILE_BYTES = 256 * 1024

@@ -1,6 +1,6 @@
 """Pure steps of the prompt pipeline: command lines, expansion, messages from handler data.
 
-The pipeline itself (``AgentSession.prompt``) runs, in order: extension command ->
+The pipeline itself (``LiveSession.prompt``) runs, in order: extension command ->
 ``input`` handlers -> skill/template expansion -> queue when busy -> ``before_agent_start``
 -> the run -> ``agent_end`` follow-ups. The steps that need no session state live here.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent.messages import CustomMessage
-from .resources import ResourceSet, expand_prompt_template, expand_skill
+from ...agent.messages import CustomMessage
+from ..resources.loading import ResourceSet, expand_prompt_template, expand_skill
 
 # An agent_end handler may ask for another turn; this many in a row at most, so two
 # extensions that keep asking each other cannot loop forever.

@@ -1,7 +1,7 @@
 """Typed options a host accepts to open or create a live session.
 
 Front ends never hand the runtime loose ``**kwargs``: the start-up path
-(:mod:`wolli.runtime.startup`) turns command-line input into a :class:`SessionOptions`,
+(:mod:`wolli.runtime.startup.start`) turns command-line input into a :class:`SessionOptions`,
 and extension code's ``create_session(options)`` does the same.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..agent.tool import ToolDefinition
-    from ..ai.types import Model, ThinkingLevel
-    from ..permissions.modes import PermissionMode
+    from ...agent.tool import ToolDefinition
+    from ...ai.types import Model, ThinkingLevel
+    from ...permissions.modes import PermissionMode
 
 
 @dataclass

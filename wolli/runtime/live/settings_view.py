@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..config.settings import Settings
+from ...config.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ def _int(settings: Settings, key: str) -> int:
     try:
         return max(0, int(value))
     except (TypeError, ValueError):  # a wrong type in the file: the settings loader reports it
-        from ..config.settings import DEFAULTS
+        from ...config.settings import DEFAULTS
 
         node: Any = DEFAULTS
         for part in key.split("."):
@@ -44,7 +44,7 @@ def retry_settings(settings: Settings) -> RetrySettings:
 
 
 def compaction_settings(settings: Settings) -> Any:
-    from ..session.compaction import CompactionSettings
+    from ...session.compaction import CompactionSettings
 
     return CompactionSettings(
         enabled=bool(settings.get("compaction.enabled")),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import SessionBeforeTreeEvent, SessionTreeEvent
+from ..events import SessionBeforeTreeEvent, SessionTreeEvent
 
 BRANCH_SUMMARY_PROMPT = (
     "The user went back to an earlier point of the conversation below and will continue from "
@@ -35,15 +35,15 @@ def abandoned_entries(manager: Any, old_leaf: str | None, target: str | None) ->
 
 async def summarize_branch(session: Any, entries: list[Any], custom_instructions: str | None = None) -> tuple[str, Any]:
     """(summary, details) of ``entries`` by the session's model; raises CompactionError."""
-    from ..session.compaction import summary_output_tokens
-    from ..session.summarize import (
+    from ...session.compaction import summary_output_tokens
+    from ...session.summarize import (
         CompactionError,
         FileOperations,
         add_file_operations,
         ask_summary,
         serialize_pieces,
     )
-    from ..session.summarize_pieces import input_budget_chars, summarize_in_pieces
+    from ...session.summarize_pieces import input_budget_chars, summarize_in_pieces
     from .settings_view import compaction_settings, stream_idle_timeout
 
     model = session.model

@@ -1,0 +1,2 @@
+"""What the agent is told: context files, SOUL/MEMORY/USER, skills and prompt templates, and
+the system prompt built from them."""
