@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # what the type checker sees behind the lazy names below
     from .extensions.context import ExtensionUI as ExtensionUI
     from .runtime.host.agent_host import ExtensionContext as ExtensionContext
 
-# The extension author's surface (CHECKLIST.md "Module-level names"), plus the types a
+# The extension author's surface (docs/extensions.md, "What `wolli` offers"), plus the types a
 # custom tool is written with. Runtime internals (Agent, AgentHost, LiveSession,
 # SessionManager) are imported from their own modules, not from here.
 _EXPORTS: dict[str, str] = {

@@ -8,8 +8,8 @@ import pytest
 
 import wolli
 
-# CHECKLIST.md "Module-level names" (those that exist so far), and the types a custom tool
-# is written with.
+# The module-level names docs/extensions.md documents ("What `wolli` offers"), and the types
+# a custom tool is written with.
 AUTHOR_SURFACE = {
     "is_tool_call_event_type", "is_bash_tool_result", "with_file_mutation_queue", "truncate_head",
     "truncate_tail", "truncate_line", "format_size", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES",

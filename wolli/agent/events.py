@@ -1,4 +1,4 @@
-"""Agent events: the names extensions, json mode and rpc mode all see (DESIGN.md §2).
+"""Agent events: the names extensions, json mode and rpc mode all see (docs/events.md).
 
 Plain dataclasses (cheap to build once per streamed token); :func:`to_jsonable` renders any
 event, message or tool result as camelCase JSON for the json and rpc modes.

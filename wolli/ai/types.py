@@ -1,6 +1,6 @@
 """Messages, content blocks, usage, models and provider stream events.
 
-These are the JSON shapes of DESIGN.md §2. Python code uses snake_case attributes; JSON on
+These are the JSON shapes of docs/sessions.md ("The file format") and docs/events.md. Python code uses snake_case attributes; JSON on
 disk and on the wire uses camelCase (``to_json`` / ``model_dump(by_alias=True)``), following
 the pi coding agent's format so existing tooling can read Wolli's sessions and streams.
 """

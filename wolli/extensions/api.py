@@ -29,7 +29,7 @@ from .registry import (
     parse_availability,
 )
 
-# Events an extension may subscribe to (spec lifecycle); ``on`` warns about any other name.
+# Events an extension may subscribe to (docs/events.md); ``on`` warns about any other name.
 KNOWN_EVENTS = frozenset({
     "session_start", "session_before_compact", "session_compact", "session_shutdown",
     "session_before_switch", "session_before_fork", "session_before_tree", "session_tree",
@@ -46,7 +46,7 @@ TOOL_FIELDS = frozenset({
 
 
 class ExtensionAPI:
-    """``wolli`` inside an extension. Names follow DESIGN.md §4 (the spec in snake_case)."""
+    """``wolli`` inside an extension. Every member is documented in docs/extensions.md."""
 
     def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: Any) -> None:
         self._registry = registry

@@ -1,4 +1,4 @@
-"""The two shapes of ``register_provider(name, {"stream": fn})`` (DESIGN.md §4).
+"""The two shapes of ``register_provider(name, {"stream": fn})`` (docs/providers.md, providers from extensions).
 
 * ``fn(model, context, options, builder)`` drives Wolli's message builder directly (what the
   built-in providers do);

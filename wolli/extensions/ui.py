@@ -1,4 +1,4 @@
-"""``ctx.ui`` where no one can answer: the print and json modes (spec "Mode Behavior").
+"""``ctx.ui`` where no one can answer: the print and json modes (docs/extensions.md, UI factories).
 
 Dialogs resolve at once to their inert defaults (``select``/``input``/``editor`` -> None,
 ``confirm`` -> False) and fire-and-forget calls do nothing, so an extension never blocks on

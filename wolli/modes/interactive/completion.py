@@ -3,7 +3,7 @@
 Pure logic (no Textual): the editor asks the provider stack for suggestions from the text
 before the cursor and applies the one picked. The built-in provider is the bottom of the
 stack; extensions wrap it with ``ctx.ui.add_autocomplete_provider(lambda current: ...)`` and
-delegate to ``current`` for anything they do not handle (spec "Autocomplete Providers").
+delegate to ``current`` for anything they do not handle (docs/extensions.md, UI factories).
 
 A provider has ``get_suggestions(lines, cursor_line, cursor_col, options)`` returning
 ``{"prefix": str, "items": [{"value", "label", "description"}]}`` or None (sync or async),

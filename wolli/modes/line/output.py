@@ -335,7 +335,7 @@ class LineOutput:
         return self.theme if self.terminal.colour else PLAIN_THEME
 
     def _render_context(self, tool_call_id: str, args: Any, status: str) -> ToolRenderContext:
-        """The spec's render context; scrollback cannot be redrawn, so ``invalidate`` does
+        """The render context of docs/extensions.md; scrollback cannot be redrawn, so ``invalidate`` does
         nothing and nothing is expanded."""
         return ToolRenderContext(tool_call_id=tool_call_id, args=args, cwd=self.cwd, is_error=status == "error",
                                  execution_started=True, args_complete=args is not None, status=status,
@@ -351,7 +351,7 @@ class LineOutput:
             return None
         try:
             return self.as_text(fn(*args))
-        except Exception as exc:  # the spec: a failing renderer falls back to the built-in one
+        except Exception as exc:  # docs/extensions.md: a failing renderer falls back to the built-in one
             self.notice(f"{slot} of {tool_name} failed: {type(exc).__name__}: {exc}", "error")
             return None
 

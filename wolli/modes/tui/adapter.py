@@ -1,6 +1,6 @@
 """Session events -> screen updates: the one place the TUI reads the event stream.
 
-One ``match`` over the event union (DESIGN.md §1: the UI is a client of the runtime like
+One ``match`` over the event union (docs/architecture.md §3: the UI is a client of the runtime like
 json and rpc mode). Streamed text goes through the :class:`FrameBatcher`, so a burst of
 tokens costs one widget update per frame. Rows for history (a resumed session, a switch to
 another session) are built lazily by the transcript. Messages are told apart by their

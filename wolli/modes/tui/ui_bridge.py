@@ -1,4 +1,4 @@
-"""``ctx.ui`` in the full-screen app: every member of the spec, on Textual.
+"""``ctx.ui`` in the full-screen app: every member of :class:`~wolli.extensions.context.ExtensionUI`, on Textual.
 
 Dialogs are modal screens answered one at a time (a second extension asking while a dialog
 is open waits its turn instead of overlapping). Calls may come from a tool's worker thread:

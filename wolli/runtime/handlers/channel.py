@@ -4,7 +4,7 @@ Extension code (and runtime-internal hooks) registers handlers per event name in
 :class:`HandlerRegistry`; the session asks a :class:`Dispatcher` at each seam, and the
 dispatcher reads the registry *at call time*, so a reload that swaps the handlers needs no
 rewiring. Handlers of one event run by priority (higher first), then in owner load order,
-then in registration order. How their results combine is the spec's folding table:
+then in registration order. How their results combine (docs/extensions.md, Events):
 
 - ``tool_call``: the first ``block`` (or ``result`` / ``abort``) wins and stops the chain;
   mutations of ``event.input`` accumulate; ``allow`` vouches for the call (no permission

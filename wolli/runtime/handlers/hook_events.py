@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 InputSource = Literal["interactive", "rpc", "extension"]
 # How a message sent while the agent works is delivered: ``steer`` before its next step,
-# ``follow_up`` when it would stop. One spelling in every mode (RPC's "followUp" and the spec's
+# ``follow_up`` when it would stop. One spelling in every mode (RPC's "followUp" and the TypeScript API's
 # camelCase are taken at the edges and turned into this).
 StreamingBehavior = Literal["steer", "follow_up"]
 DeliverAs = Literal["steer", "follow_up", "next_turn"]

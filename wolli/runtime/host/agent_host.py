@@ -67,7 +67,7 @@ ActiveListener = Callable[["LiveSession | None", "LiveSession | None"], Any]
 @dataclass(frozen=True)
 class HandlerContext:
     """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
-    spec's ``ExtensionContext``, exported as ``wolli.ExtensionContext``): the live session,
+    ``ExtensionContext`` of docs/extensions.md, exported as ``wolli.ExtensionContext``): the live session,
     its ``ui`` and the ``mode`` Wolli runs in. Also readable as a mapping (``ctx["ui"]``)."""
 
     session: SessionHandle
@@ -212,7 +212,7 @@ class AgentHost:
         return found
 
     def slash_commands(self, session: LiveSession) -> list[Any]:
-        """Extension commands, then prompt templates, then skills (spec ``get_commands``)."""
+        """Extension commands, then prompt templates, then skills (``ctx.session.get_commands()``)."""
         from ..live.prompting import SlashCommandInfo, resource_commands
 
         out = [

@@ -1,7 +1,7 @@
 """The session object code outside the runtime holds: ``ctx.session`` and friends.
 
 A :class:`SessionHandle` forwards to one live :class:`~.session.LiveSession` under the
-spec's method names (CHECKLIST.md ``ctx.session``) and raises :class:`StaleSessionError`
+method names docs/extensions.md lists under ``ctx.session`` and raises :class:`StaleSessionError`
 once that session was replaced or closed, so an extension that kept an old session around
 fails loudly instead of writing into a file nobody sees. After ``reload()`` the session is
 the same, so the handle stays usable.

@@ -63,7 +63,7 @@ def to_custom_message(value: Any) -> CustomMessage:
 
 @dataclass(frozen=True)
 class SlashCommandInfo:
-    """A command invocable through ``prompt`` (spec ``SlashCommandInfo``)."""
+    """A command invocable through ``prompt`` (what ``ctx.session.get_commands()`` lists)."""
 
     name: str
     description: str | None

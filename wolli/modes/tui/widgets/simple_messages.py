@@ -53,7 +53,7 @@ class NoticeView(Static):
 
 
 class CustomMessageView(Static):
-    """A custom message an extension sent, with no renderer of its own: the spec's boxed
+    """A custom message an extension sent, with no renderer of its own: the boxed
     ``[customType]`` label above the content."""
 
     DEFAULT_CLASSES = "message custom-message"

@@ -130,7 +130,7 @@ class ToolRow(Vertical):
 
         try:
             value = fn(*args)
-        except Exception as exc:  # the spec: a failing renderer falls back to the built-in one
+        except Exception as exc:  # docs/extensions.md: a failing renderer falls back to the built-in one
             if slot not in self.renderer_errors:
                 failed(exc)
             return None
