@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /
 PROGRAM = textwrap.dedent(
     """
     import asyncio, os, signal, subprocess, sys, time
-    from wolli.extensions.api_services import run_command
+    from wolli.tools.process import run_command
     from wolli.tools import supervisor
     from wolli.tools.bash import create_bash_tool
     from wolli.tools.environment import create_host_environment
@@ -237,8 +237,8 @@ def test_extension_exec_and_helper_programs_die_with_the_program(tmp_path, reap,
 
 
 def test_extension_exec_that_finishes_or_times_out_releases_its_unit(tmp_path):
-    from wolli.extensions.api_services import run_command
     from wolli.tools import supervisor
+    from wolli.tools.process import run_command
 
     async def main():
         before = supervisor.supervised_count()

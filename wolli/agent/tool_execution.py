@@ -116,7 +116,7 @@ def _as_input_dict(params: Any) -> dict[str, Any]:
 ABORT_GRACE_SECONDS = 2.0
 
 
-class _Watchdog:
+class _AbortGrace:
     """Cancels the still-running tool invocations ``ABORT_GRACE_SECONDS`` after an abort.
 
     The signal may fire from any thread, so the timer is armed through the loop.
@@ -170,7 +170,7 @@ class _Batch:
         self.after_tool_call = after_tool_call
         self.tool_context = tool_context
         self.abort_reason: str | None = None
-        self.watchdog: _Watchdog | None = None
+        self.abort_grace: _AbortGrace | None = None
         # An answer cut by the output limit ends inside its last tool call: that call's
         # arguments are whatever JSON arrived (an edit list missing its later edits, ...).
         last = assistant.content[-1] if assistant.content else None
@@ -244,9 +244,9 @@ class _Batch:
             plan.closed = True
             await self.finish(plan, plan.result, plan.is_error)
             return
-        assert self.watchdog is not None
+        assert self.abort_grace is not None
         task = asyncio.ensure_future(_invoke(plan, self.signal, self.emit, self.tool_context))
-        self.watchdog.running.add(task)
+        self.abort_grace.running.add(task)
         try:
             result, is_error = await task, False
         except asyncio.CancelledError:
@@ -264,7 +264,7 @@ class _Batch:
             details = getattr(exc, "details", None)
             result, is_error = error_result(str(exc) or type(exc).__name__, details), True
         finally:
-            self.watchdog.running.discard(task)
+            self.abort_grace.running.discard(task)
             plan.closed = True
         await self.finish(plan, result, is_error)
 
@@ -339,7 +339,7 @@ async def execute_tool_calls(
         done.add(id(plan))
         await deliver_ready()
 
-    batch.watchdog = _Watchdog(signal)
+    batch.abort_grace = _AbortGrace(signal)
     try:
         if sequential:
             for call in calls:
@@ -354,7 +354,7 @@ async def execute_tool_calls(
             if failures:  # a listener raised: every sibling has settled, now surface it
                 raise failures[0]
     finally:
-        batch.watchdog.close()
+        batch.abort_grace.close()
 
     for plan in planned:  # settled but not delivered (a sibling failed to deliver): in order now
         done.add(id(plan))

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
-from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
+from .api_services import EventBus, Helpers, SettingsHandle, make_logger
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -28,6 +28,9 @@ from .registry import (
     Shortcut,
     parse_availability,
 )
+
+if TYPE_CHECKING:
+    from ..tools.process import CommandResult
 
 # Events an extension may subscribe to (docs/events.md); ``on`` warns about any other name.
 KNOWN_EVENTS = frozenset({
@@ -222,8 +225,10 @@ class ExtensionAPI:
     async def exec(
         self, command: str, args: list[str] | None = None, *, cwd: str | None = None,
         timeout: float | None = None, signal: Any = None,
-    ) -> ExecResult:
+    ) -> CommandResult:
         """Run a program (no shell when ``args`` is given) and collect its output."""
+        from ..tools.process import run_command  # only when used: it loads the supervisor
+
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
 
     @property

@@ -105,19 +105,7 @@ class ExtensionManager:
 
     async def load(self, cwd: str = ".") -> list[str]:
         """Load every extension; returns the problems found (also kept in ``errors``)."""
-        self.errors = []
-        if not self.enabled:
-            return []
-        sources, problems = discover(
-            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages
-        )
-        for problem in problems:
-            self._report(problem)
-        for rank, source in enumerate(sources):
-            await self._load_one(source, rank, reloading=False)
-        self._load_hooks(len(sources))
-        await self._load_tool_factories(cwd, len(self.registry.records))
-        return list(self.errors)
+        return await self._load_all(cwd, reloading=False)
 
     async def reload(self, cwd: str = ".") -> list[str]:
         """Forget every registration and module, then load everything again from disk."""
@@ -129,6 +117,10 @@ class ExtensionManager:
             self.host.model_registry.unregister_provider(name)
         self.registry.clear()
         self.bus.clear()
+        return await self._load_all(cwd, reloading=True)
+
+    async def _load_all(self, cwd: str, *, reloading: bool) -> list[str]:
+        """Extensions in load order, then hooks, then tool factories (docs/extensions.md)."""
         self.errors = []
         if not self.enabled:
             return []
@@ -138,7 +130,7 @@ class ExtensionManager:
         for problem in problems:
             self._report(problem)
         for rank, source in enumerate(sources):
-            await self._load_one(source, rank, reloading=True)
+            await self._load_one(source, rank, reloading=reloading)
         self._load_hooks(len(sources))
         await self._load_tool_factories(cwd, len(self.registry.records))
         return list(self.errors)

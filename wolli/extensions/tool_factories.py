@@ -20,10 +20,12 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
-from .api_services import ExecResult, run_command
+
+if TYPE_CHECKING:
+    from ..tools.process import CommandResult
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
@@ -89,7 +91,9 @@ class ToolFactoryAPI:
         return self._host.mode in ("tui", "plain")  # both can ask the person
 
     async def exec(self, command: str, args: list[str] | None = None, *, timeout: float | None = None,
-                   signal: Any = None) -> ExecResult:
+                   signal: Any = None) -> CommandResult:
+        from ..tools.process import run_command  # only when used: it loads the supervisor
+
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
     def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:

@@ -15,12 +15,12 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from ..agent.messages import BashExecutionMessage, CustomMessage
+from ..ai.cost import UsageTotals
 from ..ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from .entries import (
     BranchSummaryEntry,
@@ -191,29 +191,6 @@ def _edit_pairs(arguments: dict[str, Any]) -> list[tuple[str, str]]:
     if old is not None:
         pairs.append((str(old), str(arguments.get("new_text", arguments.get("newText", "")))))
     return pairs
-
-
-@dataclass
-class _Totals:
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    total_tokens: int = 0
-    cost: float = 0.0
-    responses: int = 0
-
-    def add(self, message: AssistantMessage) -> None:
-        usage = message.usage
-        self.input += usage.input
-        self.output += usage.output
-        self.cache_read += usage.cache_read
-        self.cache_write += usage.cache_write
-        self.total_tokens += usage.total_tokens or (
-            usage.input + usage.output + usage.cache_read + usage.cache_write
-        )
-        self.cost += usage.cost.total
-        self.responses += 1
 
 
 class _PageBuilder:
@@ -531,14 +508,14 @@ class _PageBuilder:
         out.append("</div></details></aside>\n")
 
     def _totals(self) -> None:
-        branch = _Totals()
+        branch = UsageTotals()
         for entry in self.branch:
             if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                branch.add(entry.message)
-        whole = _Totals()
+                branch.add(entry.message.usage)
+        whole = UsageTotals()
         for entry in self.loaded.entries:
             if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                whole.add(entry.message)
+                whole.add(entry.message.usage)
         rows = [("This branch", branch)]
         if whole.responses != branch.responses:
             rows.append(("Whole session (all branches)", whole))
@@ -548,7 +525,7 @@ class _PageBuilder:
                    "</tr></thead><tbody>")
         for label, t in rows:
             cells = [str(t.responses), _fmt_int(t.input), _fmt_int(t.output), _fmt_int(t.cache_read),
-                     _fmt_int(t.cache_write), _fmt_int(t.total_tokens), f"${t.cost:.4f}"]
+                     _fmt_int(t.cache_write), _fmt_int(t.reported_total), f"${t.cost:.4f}"]
             out.append(f"<tr><td>{escape(label)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         out.append("</tbody></table></footer>\n")
 

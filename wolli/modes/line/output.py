@@ -19,6 +19,7 @@ from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
 from ..interactive import tool_text
 from ..interactive.highlighting import AnsiTheme
+from ..interactive.notices import event_notice, extension_error_line
 from ..interactive.render_context import ToolRenderContext
 from .markdown import MarkdownLines
 from .status import status_parts
@@ -112,20 +113,15 @@ class LineOutput:
             case "run_state" if event.state == "idle" and self._ran:
                 self._ran = False
                 self.status()
-            case "compaction_start":
-                self.notice("Compacting older messages…" if event.reason != "overflow"
-                            else "The context is full: compacting older messages…")
+            case "compaction_start" | "auto_retry_start" | "auto_retry_end":
+                if (sentence := event_notice(event)) is not None:
+                    self.notice(*sentence)
             case "compaction_end":
-                if event.error_message and not event.aborted:
-                    self.notice(f"Compaction failed: {event.error_message}", "error")
+                if (sentence := event_notice(event)) is not None:
+                    self.notice(*sentence)
                 elif event.result is not None:
                     self.notice(f"Compacted older messages ({getattr(event.result, 'tokens_before', 0):,} tokens "
                                 "before).")
-            case "auto_retry_start":
-                self.notice(f"Retrying in {event.delay_ms / 1000:.1f}s (attempt {event.attempt} of "
-                            f"{event.max_attempts}): {event.error_message}", "warning")
-            case "auto_retry_end" if not event.success:
-                self.notice(f"Giving up after {event.attempt + 1} attempts: {event.final_error}", "error")
             case "model_select" if event.source != "restore":
                 model = event.model
                 self.notice(f"Model: {model.provider}/{model.id}")
@@ -136,8 +132,6 @@ class LineOutput:
 
                 self.notice(f"Permission mode: {event.mode} ({DESCRIPTIONS.get(event.mode, '')})")
             case "extension_error":
-                from ..interactive.notices import extension_error_line
-
                 self.notice(extension_error_line(getattr(self.session, "services", None), event), "error")
             case "notice":
                 self.notice(event.message, event.level)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...agent.events import to_jsonable
+from ...ai.cost import UsageTotals
 from ...ai.types import Model, content_text
 
 _model_cache: dict[int, tuple[Model, dict[str, Any]]] = {}
@@ -55,8 +56,7 @@ def session_stats(session: Any) -> dict[str, Any]:
     """Counts and token/cost totals over every message of the session file (compacted ones too)."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    cost = 0.0
+    totals = UsageTotals()
     for entry in session.session_manager.get_entries():
         if getattr(entry, "type", None) != "message":
             continue
@@ -67,12 +67,7 @@ def session_stats(session: Any) -> dict[str, Any]:
             counts[role] += 1
         if role == "assistant":
             tool_calls += sum(1 for block in message.content if getattr(block, "type", None) == "toolCall")
-            usage = message.usage
-            tokens["input"] += usage.input
-            tokens["output"] += usage.output
-            tokens["cacheRead"] += usage.cache_read
-            tokens["cacheWrite"] += usage.cache_write
-            cost += usage.cost.total
+            totals.add(message.usage)
     usage_now = session.context_usage()
     stats: dict[str, Any] = {
         "sessionFile": session.session_file,
@@ -82,8 +77,9 @@ def session_stats(session: Any) -> dict[str, Any]:
         "toolCalls": tool_calls,
         "toolResults": counts["toolResult"],
         "totalMessages": total,
-        "tokens": {**tokens, "total": sum(tokens.values())},
-        "cost": cost,
+        "tokens": {"input": totals.input, "output": totals.output, "cacheRead": totals.cache_read,
+                   "cacheWrite": totals.cache_write, "total": totals.tokens},
+        "cost": totals.cost,
     }
     if usage_now["context_window"]:
         stats["contextUsage"] = {"tokens": usage_now["tokens"], "contextWindow": usage_now["context_window"],

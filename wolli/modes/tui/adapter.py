@@ -16,6 +16,7 @@ from typing import Any
 
 from textual.widget import Widget
 
+from ..interactive.notices import event_notice, extension_error_line
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
@@ -73,27 +74,17 @@ class EventAdapter:
                 app.refresh_footer()
             case "queue_update":
                 app.queued.set_queue(event.steering, event.follow_up)
-            case "compaction_start":
-                app.add_notice("Compacting older messages…" if event.reason != "overflow"
-                               else "The context is full: compacting older messages…")
+            case "compaction_start" | "auto_retry_start" | "auto_retry_end":
+                self._event_notice(event)
             case "compaction_end":
-                if event.error_message and not event.aborted:
-                    app.add_notice(f"Compaction failed: {event.error_message}", "error")
-                elif event.result is not None:
+                if not self._event_notice(event) and event.result is not None:
                     summary = getattr(event.result, "summary", "")
                     build = partial(SummaryView, "Compacted older messages", summary)
                     app.transcript.add(build(), build)
                 app.refresh_footer()
-            case "auto_retry_start":
-                app.add_notice(f"Retrying in {event.delay_ms / 1000:.1f}s (attempt {event.attempt} of "
-                               f"{event.max_attempts}): {event.error_message}", "warning")
-            case "auto_retry_end" if not event.success:
-                app.add_notice(f"Giving up after {event.attempt + 1} attempts: {event.final_error}", "error")
             case "model_select" | "thinking_level_select" | "permission_mode_change":
                 app.refresh_footer()
             case "extension_error":
-                from ..interactive.notices import extension_error_line
-
                 app.add_notice(extension_error_line(app.controller.host, event), "error")
             case "notice":
                 app.add_notice(event.message, event.level)
@@ -103,6 +94,13 @@ class EventAdapter:
                 app.reload_transcript()
             case _:
                 pass
+
+    def _event_notice(self, event: Any) -> bool:
+        """Show the shared sentence for ``event`` (:mod:`..interactive.notices`), if it has one."""
+        sentence = event_notice(event)
+        if sentence is not None:
+            self.app.add_notice(*sentence)
+        return sentence is not None
 
     # ------------------------------------------------------------------ messages
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ...ai.cost import UsageTotals
+
 
 @dataclass
 class SessionStats:
@@ -36,6 +38,7 @@ class SessionStats:
 
 def session_stats(session: Any) -> SessionStats:
     stats = SessionStats(session.session_file, session.session_id)
+    totals = UsageTotals()
     for message in session.messages:
         role = getattr(message, "role", None)
         stats.total_messages += 1
@@ -46,10 +49,8 @@ def session_stats(session: Any) -> SessionStats:
         elif role == "assistant":
             stats.assistant_messages += 1
             stats.tool_calls += sum(1 for block in message.content if getattr(block, "type", None) == "toolCall")
-            usage = message.usage
-            stats.input_tokens += usage.input
-            stats.output_tokens += usage.output
-            stats.cache_read_tokens += usage.cache_read
-            stats.cache_write_tokens += usage.cache_write
-            stats.cost += usage.cost.total
+            totals.add(message.usage)
+    stats.input_tokens, stats.output_tokens = totals.input, totals.output
+    stats.cache_read_tokens, stats.cache_write_tokens = totals.cache_read, totals.cache_write
+    stats.cost = totals.cost
     return stats
