@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..base.durable import sync_folder
 from ..base.safe_files import FileTooLargeError, read_capped
 from ..base.text_safety import without_surrogates
 from ..config.paths import ensure_private_dir
@@ -98,20 +99,6 @@ def _sync(fd: int) -> None:
         os.fsync(fd)
 
 
-def _sync_folder(folder: Path) -> None:
-    """Make a new file's name durable: its folder entry is data of the folder."""
-    try:
-        fd = os.open(os.fspath(folder), os.O_RDONLY)
-    except OSError:  # Windows cannot open folders; nothing to do there
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _encode(lines: list[str]) -> bytes:
     text = "".join(line + "\n" for line in lines)
     try:
@@ -173,9 +160,9 @@ def write_new(path: str | os.PathLike[str], lines: list[str], *, sync: bool = Fa
     finally:
         os.close(fd)
     if sync:
-        _sync_folder(target.parent)
+        sync_folder(target.parent)
         if new_folder:  # the first session of this working directory: its folder is new too
-            _sync_folder(target.parent.parent)
+            sync_folder(target.parent.parent)
 
 
 def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as: str) -> None:
