@@ -604,6 +604,9 @@ class AgentHost:
             raise RuntimeError("this session is open; switch to another one before deleting it")
         os.remove(path)
         clear_cache()
+        from ...session.checkpoints.sweep import sweep_in_background
+
+        sweep_in_background(Path(path).parent, only_if_due=False)  # blobs only it needed
 
     def find_sessions(self, filter: Any) -> list[Any]:
         from ...session.listing import find_sessions

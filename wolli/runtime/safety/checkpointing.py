@@ -76,6 +76,10 @@ class TurnCheckpoints:
                 self._store.link_into(fresh, _all_blobs(self._store))
                 self._store.discard()
             self._store = fresh
+            if not fresh.temporary:
+                from ...session.checkpoints.sweep import sweep_in_background
+
+                sweep_in_background(fresh.root.parent, only_if_due=True)
         return self._store
 
     def _work_tree(self) -> str | None:
