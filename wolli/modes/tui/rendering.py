@@ -91,10 +91,13 @@ class Guarded:
 
 
 def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
-    """A Textual widget an extension made, whose drawing (``render``, or ``render_line`` for a
-    line-API widget) shows one error line instead of ending the app when it raises."""
+    """A Textual widget an extension made, whose building (``compose``) and drawing
+    (``render``, or ``render_line`` for a line-API widget) show one error line instead of
+    ending the app when they raise."""
     from textual.strip import Strip
+    from textual.widgets import Static
 
+    compose = widget.compose
     render = widget.render
     render_line = widget.render_line
     failed: list[Text] = []
@@ -119,6 +122,16 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             line = error(exc)
             return Strip(list(line.render(widget.app.console)), line.cell_len).crop_extend(0, widget.size.width, None)
 
+    def safe_compose() -> Any:
+        # Textual iterates compose() inside its compose context; taking every child in the
+        # first step keeps that context and lets a failure anywhere replace all of them.
+        try:
+            children = list(compose())
+        except Exception as exc:
+            children = [Static(error(exc), classes="widget-error")]
+        yield from children
+
+    widget.compose = safe_compose
     widget.render = safe_render
     widget.render_line = safe_render_line
     return widget
