@@ -75,3 +75,17 @@ def test_every_ui_offers_the_documented_surface():
     assert {"select", "confirm", "input", "editor", "notify", "set_widget", "set_footer", "theme"} <= members
     for ui in (NullUI, LineUI, RpcUI, TuiUI, ScriptedUI):
         assert members <= set(dir(ui)), (ui.__name__, members - set(dir(ui)))
+
+
+def test_front_end_uis_name_every_member_themselves():
+    """A front end's ``ctx.ui`` inherits nothing: a member it forgot is a type error (mypy
+    holds each class to ``ExtensionUI``), never a silent fallback to the headless answers."""
+    from wolli.extensions.ui import NullUI
+    from wolli.modes.line.ui import LineUI
+    from wolli.modes.rpc.ui import RpcUI
+    from wolli.modes.tui.ui_bridge import TuiUI
+
+    members = {name for name in dir(wolli.ExtensionUI) if not name.startswith("_")}
+    for ui in (LineUI, RpcUI, TuiUI):
+        assert not issubclass(ui, NullUI), ui.__name__
+        assert members <= set(vars(ui)), (ui.__name__, members - set(vars(ui)))

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..agent.tool import ToolDefinition
 from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
+from .host import ExtensionHost
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -48,7 +49,7 @@ TOOL_FIELDS = frozenset({
 class ExtensionAPI:
     """``wolli`` inside an extension. Names follow DESIGN.md §4 (the spec in snake_case)."""
 
-    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: Any) -> None:
+    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: ExtensionHost) -> None:
         self._registry = registry
         self._record = record
         self._host = host

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ai.types import Context, TextContent, UserMessage
+from .host import ExtensionHost
 
 SYSTEM = (
     "You answer yes/no questions about a coding session. Reply with exactly one JSON object "
@@ -37,7 +38,7 @@ class AskResult:
 class AskService:
     """``wolli.ai``: questions to the active session's model (or the host's default)."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self._host = host
 
     async def ask(self, question: str, *, context: str | None = None, model: Any = None) -> AskResult:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.tool import ToolDefinition
-from .api_services import ExecResult, run_command
+from .api_services import EventBus, ExecResult, run_command
+from .host import ContextView, ExtensionHost
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
@@ -41,7 +42,7 @@ class ToolSessionEvent:
 class ToolContext:
     """The ``ctx`` of a factory tool: the session's read view plus the usual ctx members."""
 
-    def __init__(self, ctx: Any, host: Any) -> None:
+    def __init__(self, ctx: ContextView, host: ExtensionHost) -> None:
         self._ctx = ctx
         self.session = ctx.session
         self.ui = ctx.ui
@@ -69,7 +70,7 @@ class ToolContext:
 class ToolFactoryAPI:
     """The ``api`` a factory receives."""
 
-    def __init__(self, host: Any, bus: Any) -> None:
+    def __init__(self, host: ExtensionHost, bus: EventBus) -> None:
         self._host = host
         self.events = bus
 
@@ -137,7 +138,7 @@ def split_on_session(definition: Any) -> tuple[Any, Any]:
     return definition, getattr(definition, "on_session", None)
 
 
-def with_tool_context(tool: ToolDefinition, host: Any) -> ToolDefinition:
+def with_tool_context(tool: ToolDefinition, host: ExtensionHost) -> ToolDefinition:
     """``tool`` whose ``execute`` receives a :class:`ToolContext` instead of the plain ctx."""
     original = tool.execute
 

@@ -164,3 +164,9 @@ class PlainTheme:
 
 
 PLAIN_THEME = PlainTheme()
+
+
+if TYPE_CHECKING:
+    from .context import ExtensionUI
+
+    _conforms: type[ExtensionUI] = NullUI

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...extensions.ui import NullUI, option_label, option_value
+from ...extensions.ui import PLAIN_THEME, NullUI, option_label, option_value
 from ..interactive.highlighting import AnsiTheme
 from .output import LineOutput
 from .prompts import Prompter
 
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
-class LineUI(NullUI):
+
+class LineUI:
     has_ui = True
 
     def __init__(self, output: LineOutput, prompter: Prompter) -> None:
@@ -122,7 +125,25 @@ class LineUI(NullUI):
 
     @property
     def theme(self) -> Any:
-        return self._theme if self.output.terminal.colour else super().theme
+        return self._theme if self.output.terminal.colour else PLAIN_THEME
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
         return {"success": False, "error": "the line mode uses the theme from settings; it cannot switch at run time"}
+
+    # No place for these in scrollback: the headless modes' inert answers, on purpose.
+    custom = NullUI.custom
+    set_widget = NullUI.set_widget
+    set_footer = NullUI.set_footer
+    set_working_message = NullUI.set_working_message
+    set_working_visible = NullUI.set_working_visible
+    set_working_indicator = NullUI.set_working_indicator
+    get_tools_expanded = NullUI.get_tools_expanded
+    set_tools_expanded = NullUI.set_tools_expanded
+    set_editor_component = NullUI.set_editor_component
+    get_editor_component = NullUI.get_editor_component
+    get_all_themes = NullUI.get_all_themes
+    get_theme = NullUI.get_theme
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = LineUI

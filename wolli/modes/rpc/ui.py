@@ -21,10 +21,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...extensions.ui import NullUI
 from .output import ProtocolOutput
+
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
 _PLACEMENTS = {"above_editor": "aboveEditor", "below_editor": "belowEditor",
                "aboveEditor": "aboveEditor", "belowEditor": "belowEditor"}
@@ -35,7 +38,7 @@ class UiResponseError(ValueError):
     """An ``extension_ui_response`` the server cannot use (the message says why)."""
 
 
-class RpcUI(NullUI):
+class RpcUI:
     has_ui = True
 
     def __init__(self, output: ProtocolOutput) -> None:
@@ -218,6 +221,24 @@ class RpcUI(NullUI):
         return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui'), not in rpc mode"}
 
 
+    # Nothing to send for these: the headless modes' inert answers, on purpose.
+    custom = NullUI.custom
+    set_footer = NullUI.set_footer
+    set_working_message = NullUI.set_working_message
+    set_working_visible = NullUI.set_working_visible
+    set_working_indicator = NullUI.set_working_indicator
+    get_editor_text = NullUI.get_editor_text
+    open_url = NullUI.open_url
+    add_autocomplete_provider = NullUI.add_autocomplete_provider
+    get_tools_expanded = NullUI.get_tools_expanded
+    set_tools_expanded = NullUI.set_tools_expanded
+    set_editor_component = NullUI.set_editor_component
+    get_editor_component = NullUI.get_editor_component
+    get_all_themes = NullUI.get_all_themes
+    get_theme = NullUI.get_theme
+    theme = NullUI.theme
+
+
 def _label(option: Any) -> str:
     if isinstance(option, dict):
         return str(option.get("label") or option.get("title") or option.get("value"))
@@ -250,3 +271,7 @@ def _on_abort(signal: Any, callback: Callable[[], None]) -> Callable[[], None]:
         return lambda: None
     remove = add(callback)
     return remove if callable(remove) else (lambda: None)
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = RpcUI

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...extensions.ui import NullUI
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
 
-class TuiUI(NullUI):
+class TuiUI:
     has_ui = True
 
     # ``app`` is the WolliApp; not imported here, since the app imports this module.
@@ -197,3 +198,7 @@ class TuiUI(NullUI):
         self.autocomplete_providers.clear()
         self.editor_factory = None
         self._call(self.app.surface.reset_extension_ui)
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = TuiUI
