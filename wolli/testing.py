@@ -26,10 +26,14 @@ import os
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinking, faux_tool_call
 from .extensions.ui import NullUI
+
+if TYPE_CHECKING:
+    from .runtime.host.agent_host import AgentHost
+    from .runtime.live.live_session import LiveSession
 
 __all__ = ["ExtensionHarness", "ScriptedUI", "tool_call", "text", "thinking", "error"]
 
@@ -144,7 +148,7 @@ class ExtensionHarness:
         self.ui = ScriptedUI()
         self.faux = FauxProvider(provider="harness", model_id="scripted")
         self.events: list[Any] = []
-        self.host: Any = None
+        self.host: AgentHost | None = None
         self.load_errors: list[str] = []
         self._home: tempfile.TemporaryDirectory[str] | None = None
         self._saved_home: str | None = None
@@ -232,9 +236,9 @@ class ExtensionHarness:
     # ------------------------------------------------------------------ reading
 
     @property
-    def session(self) -> Any:
+    def session(self) -> LiveSession | None:
         """The active live session (follows new/resume/fork)."""
-        return self.host.active
+        return self.host.active if self.host is not None else None
 
     @property
     def ctx(self) -> Any:

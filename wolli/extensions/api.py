@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent.tool import ToolDefinition
+from ..ai.abort import AbortSignal
 from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
 from .host import ExtensionHost
 from .registry import (
@@ -222,7 +223,7 @@ class ExtensionAPI:
 
     async def exec(
         self, command: str, args: list[str] | None = None, *, cwd: str | None = None,
-        timeout: float | None = None, signal: Any = None,
+        timeout: float | None = None, signal: AbortSignal | None = None,
     ) -> ExecResult:
         """Run a program (no shell when ``args`` is given) and collect its output."""
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ai.abort import AbortSignal
+
 # --------------------------------------------------------------------------- event bus
 
 
@@ -74,7 +76,7 @@ class ExecResult:
 
 
 async def run_command(
-    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: Any = None,
+    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: AbortSignal | None = None,
 ) -> ExecResult:
     """``command`` through the shell when ``args`` is None, else the program with ``args``.
 

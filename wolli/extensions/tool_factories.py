@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.tool import ToolDefinition
+from ..ai.abort import AbortSignal
 from .api_services import EventBus, ExecResult, run_command
 from .host import ContextView, ExtensionHost
 
@@ -90,7 +91,7 @@ class ToolFactoryAPI:
         return self._host.mode in ("tui", "plain")  # both can ask the person
 
     async def exec(self, command: str, args: list[str] | None = None, *, timeout: float | None = None,
-                   signal: Any = None) -> ExecResult:
+                   signal: AbortSignal | None = None) -> ExecResult:
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
     def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
@@ -142,7 +143,7 @@ def with_tool_context(tool: ToolDefinition, host: ExtensionHost) -> ToolDefiniti
     """``tool`` whose ``execute`` receives a :class:`ToolContext` instead of the plain ctx."""
     original = tool.execute
 
-    async def execute(tool_call_id: str, params: Any, signal: Any = None, on_update: Any = None, ctx: Any = None) -> Any:
+    async def execute(tool_call_id: str, params: Any, signal: AbortSignal | None = None, on_update: Any = None, ctx: Any = None) -> Any:
         result = original(tool_call_id, params, signal, on_update, ToolContext(ctx, host) if ctx is not None else None)
         return await result if inspect.isawaitable(result) else result
 

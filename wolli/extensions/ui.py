@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..ai.abort import AbortSignal
+
 if TYPE_CHECKING:
     from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
@@ -43,24 +45,24 @@ class NullUI:
 
     has_ui = False
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         return None
 
     async def confirm(
-        self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None
+        self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> bool:
         return False
 
     async def input(
-        self, title: str, placeholder: str | None = None, *, timeout: float | None = None, signal: Any = None
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> str | None:
         return None
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         return None
 
-    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         """May this tool call run? Front ends with a dialog of their own override this."""
         from ..permissions.prompt import ask_with_dialogs
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ai.abort import AbortSignal
 from ..ai.types import Model, StreamOptions
 from .context import entry_to_message
 from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
@@ -262,7 +263,7 @@ async def compact(
     *,
     api_key: str | None = None,
     custom_instructions: str | None = None,
-    signal: Any = None,
+    signal: AbortSignal | None = None,
     stream_options: StreamOptions | dict[str, Any] | None = None,
 ) -> CompactionResult:
     """Ask ``model`` for the summary of ``preparation``; raises :class:`CompactionError`.

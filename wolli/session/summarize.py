@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ai.abort import AbortSignal
 from ..ai.stream import stream
 from ..ai.types import Context, Model, StreamOptions, UserMessage
 
@@ -299,7 +300,7 @@ async def ask_summary(
     *,
     max_tokens: int,
     api_key: str | None = None,
-    signal: Any = None,
+    signal: AbortSignal | None = None,
     stream_options: StreamOptions | dict[str, Any] | None = None,
 ) -> str:
     """One summariser request; raises :class:`CompactionError` instead of returning a failure."""

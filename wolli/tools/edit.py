@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .edit_match import apply_edits
 from .environment import Environment
@@ -88,7 +89,7 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: EditParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
         ctx: Any = None,
     ) -> ToolResult:

@@ -15,7 +15,6 @@ import re
 import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..ai.abort import AbortController, AbortError, AbortSignal
 from .environment import DirEntry, Environment, ExecOptions, FileStat
@@ -42,7 +41,7 @@ def find_fd() -> str | None:
     return shutil.which("fd") or shutil.which("fdfind")
 
 
-def check_abort(signal: Any) -> None:
+def check_abort(signal: AbortSignal | None) -> None:
     if signal is not None and getattr(signal, "aborted", False):
         raise AbortError(getattr(signal, "reason", None))
 

@@ -5,11 +5,14 @@ blocks of text. Session pickers cannot rename or delete here (the TUI's picker c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.fuzzy import fuzzy_score
 from ..interactive.settings_form import SettingField, parse_value
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 
 def _age(modified: Any) -> str:
@@ -116,7 +119,7 @@ class LineFront:
         chosen = await self.prompter.choose("Resume which session? (newest first)", labels, narrow=narrow)
         return None if chosen is None else str(sessions[chosen].path)
 
-    async def pick_tree_entry(self, session: Any) -> TreeChoice | None:
+    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
         from ..interactive.tree_rows import tree_rows
 
         manager = session.session_manager

@@ -13,7 +13,7 @@ it is styled (tool rows in ``tool_text``): escape sequences in it are shown, nev
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
@@ -24,6 +24,9 @@ from .markdown import MarkdownLines
 from .status import status_parts
 from .streaming import StreamedBlock
 from .terminal import Terminal
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 MARKERS = {  # colour terminal, plain output
     "tool": ("●", "*"),
@@ -43,7 +46,7 @@ class LineOutput:
         self.theme = AnsiTheme(spec)
         self.show_thinking = show_thinking
         self.statuses: dict[str, str] = {}
-        self.session: Any = None  # the active session, for the status line
+        self.session: LiveSession | None = None  # the active session, for the status line
         self.cwd: str | None = None
         self.typed = 0  # user messages the person typed at the prompt: already on the screen
         self._block: StreamedBlock | None = None

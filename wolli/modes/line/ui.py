@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...ai.abort import AbortSignal
 from ...extensions.ui import PLAIN_THEME, NullUI, option_label, option_value
 from ..interactive.highlighting import AnsiTheme
 from .output import LineOutput
@@ -55,7 +56,7 @@ class LineUI:
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         options = list(options)
 
         async def ask() -> Any:
@@ -65,20 +66,20 @@ class LineUI:
 
         return await self._on_loop(ask)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         return bool(await self._on_loop(lambda: self.prompter.confirm(title, message, timeout=timeout, signal=signal)))
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         return await self._on_loop(lambda: self.prompter.text(title, placeholder=placeholder, timeout=timeout,
                                                               signal=signal))
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         return await self._on_loop(lambda: self.prompter.text(title, default=prefill or "", multiline=True,
                                                               timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         """The call printed in full, then a numbered choice; "always" asks for the rule to
         save (pre-filled, editable), "deny with a message" for the message."""
         from .permission_prompt import ask_permission

@@ -19,12 +19,15 @@ import asyncio
 import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...ai.types import THINKING_LEVELS, ImageContent
 from ...runtime.handlers.hook_events import StreamingBehavior, streaming_behavior
 from ...runtime.live.prompting import split_command
 from . import queries
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 # The server (``server.RpcServer``) is passed in; not imported, since it imports this module.
 RpcServer = Any
@@ -235,7 +238,7 @@ async def _stop_run(server: RpcServer) -> None:
         await session.wait_for_idle()
 
 
-def _options_like(server: RpcServer, session: Any, **overrides: Any) -> Any:
+def _options_like(server: RpcServer, session: LiveSession, **overrides: Any) -> Any:
     """Options for a session that carries on from ``session``: same folder, model, level,
     tools and system prompt options, saved when it was saved."""
     from ...runtime.live.options import SessionOptions

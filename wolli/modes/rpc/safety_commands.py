@@ -8,17 +8,20 @@ does (docs/rpc.md, docs/permissions.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...permissions.modes import MODES, ModeError, next_mode
 from ...permissions.rules import RULE_KINDS, RuleError
 from ...permissions.store import SCOPES
 from .commands import CommandError, _choice, _field, _flag, _text, command
 
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
+
 RpcServer = Any
 
 
-def permissions_state(session: Any) -> dict[str, Any]:
+def permissions_state(session: LiveSession) -> dict[str, Any]:
     loaded = session.permissions.host.loaded(session.cwd)
     return {
         "mode": session.permissions.mode,

@@ -28,7 +28,7 @@ import os
 import sys
 import threading
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
@@ -43,6 +43,10 @@ from .framing import LineSplitter, OversizedRecord, decode_record
 from .output import ProtocolOutput
 from .ui import RpcUI, UiResponseError
 
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+
 # The ``command`` of an error response to a line that is not a command at all (pi's name).
 PARSE = "parse"
 
@@ -53,7 +57,7 @@ class RpcServer:
         self.output = output
         self.full_updates = full_updates
         self.ui = RpcUI(output)
-        self.host: Any = None
+        self._host: AgentHost | None = None
         self.stopping = False
         self._stopped: asyncio.Event | None = None
         self._queue: asyncio.Queue[tuple[Any, dict[str, Any]]] | None = None
@@ -68,8 +72,19 @@ class RpcServer:
         self.last_compaction_error: str | None = None
 
     @property
-    def session(self) -> Any:
-        return self.host.active
+    def host(self) -> AgentHost:
+        """The host (commands run only once the server has started)."""
+        if self._host is None:
+            raise RuntimeError("the RPC server has not started yet")
+        return self._host
+
+    @property
+    def session(self) -> LiveSession:
+        """The active session (commands run only once the server has started)."""
+        active = self.host.active
+        if active is None:
+            raise RuntimeError("the RPC server has no active session")
+        return active
 
     # ------------------------------------------------------------------ life cycle
 
@@ -79,11 +94,11 @@ class RpcServer:
         self._stopped = asyncio.Event()
         self._queue = asyncio.Queue()
 
-        def before_start(session: Any) -> None:
+        def before_start(session: LiveSession) -> None:
             session.services.on_active_session(self._follow)
 
         startup = await start(self.request, ui=self.ui, observers=[self._on_event], before_start=before_start)
-        self.host = startup.host
+        self._host = startup.host
         self.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
         if self.host.mcp is not None:  # servers start in the background; their states are events
             self.host.mcp.manager.add_listener(
@@ -123,7 +138,7 @@ class RpcServer:
 
     def check_shutdown(self) -> None:
         """``wolli.shutdown()`` from an extension: quit once the agent is idle."""
-        session = self.host.active if self.host is not None else None
+        session = self._host.active if self._host is not None else None
         if session is not None and self.host.shutdown_requested and session.is_idle():
             self.stop()
 

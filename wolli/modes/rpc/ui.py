@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI
 from .output import ProtocolOutput
 
@@ -84,7 +85,7 @@ class RpcUI:
 
     async def _dialog(
         self, fields: dict[str, Any], cancel_value: Any, parse: Callable[[dict[str, Any]], Any],
-        timeout: float | None, signal: Any,
+        timeout: float | None, signal: AbortSignal | None,
     ) -> Any:
         running = asyncio.get_running_loop()
         if self.loop is not None and running is not self.loop:  # asked from a worker thread's loop
@@ -117,7 +118,7 @@ class RpcUI:
             self._pending.pop(request_id, None)
             remove_listener()
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         labels = [_label(o) for o in options]
 
         def parse(response: dict[str, Any]) -> Any:
@@ -131,7 +132,7 @@ class RpcUI:
         return await self._dialog({"method": "select", "title": title, "options": labels}, None, parse,
                                   timeout, signal)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         def parse(response: dict[str, Any]) -> bool:
             if response.get("cancelled") is True:
                 return False
@@ -143,7 +144,7 @@ class RpcUI:
         return bool(await self._dialog({"method": "confirm", "title": title, "message": message}, False, parse,
                                        timeout, signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         from ...permissions.prompt import PermissionAnswer, answer_from_json, ask_with_dialogs
 
         if not self.permission_requests:
@@ -159,14 +160,14 @@ class RpcUI:
         return await self._dialog(fields, PermissionAnswer.cancelled(), parse, None, signal)
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         fields: dict[str, Any] = {"method": "input", "title": title}
         if placeholder is not None:
             fields["placeholder"] = placeholder
         return await self._dialog(fields, None, _text_answer, timeout, signal)
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         fields: dict[str, Any] = {"method": "editor", "title": title}
         if prefill is not None:
             fields["prefill"] = prefill
@@ -265,7 +266,7 @@ def _cancel(future: asyncio.Future[Any]) -> None:
         future.cancel()
 
 
-def _on_abort(signal: Any, callback: Callable[[], None]) -> Callable[[], None]:
+def _on_abort(signal: AbortSignal | None, callback: Callable[[], None]) -> Callable[[], None]:
     add = getattr(signal, "add_listener", None)
     if add is None:
         return lambda: None

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...ai.abort import AbortSignal
+
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI
 
@@ -55,14 +57,14 @@ class TuiUI:
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         from .screens.select_dialog import SelectDialog
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
         return await self.dialog(lambda: SelectDialog(title, options, timeout=timeout, signal=signal))
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         from .screens.confirm_dialog import ConfirmDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -70,7 +72,7 @@ class TuiUI:
         return bool(await self.dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         from .screens.input_dialog import InputDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -78,14 +80,14 @@ class TuiUI:
         return await self.dialog(lambda: InputDialog(title, placeholder, timeout=timeout, signal=signal))
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         from .screens.editor_dialog import EditorDialog
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
         return await self.dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         from ...permissions.prompt import PermissionAnswer
         from .screens.permission_dialog import PermissionDialog
 

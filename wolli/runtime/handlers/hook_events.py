@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ...ai.abort import AbortSignal
+
 InputSource = Literal["interactive", "rpc", "extension"]
 # How a message sent while the agent works is delivered: ``steer`` before its next step,
 # ``follow_up`` when it would stop. One spelling in every mode (RPC's "followUp" and the spec's
@@ -99,7 +101,7 @@ class SessionBeforeCompactEvent:
     preparation: Any
     branch_entries: list[Any]
     custom_instructions: str | None
-    signal: Any
+    signal: AbortSignal | None
     type: str = field(default="session_before_compact", init=False)
 
 

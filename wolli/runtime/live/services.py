@@ -7,6 +7,7 @@ the sessions) without the session importing the host back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class SessionServices(Protocol):
 
     async def expand_mcp_references(self, text: str) -> str:
         """``@server:uri`` resource references replaced by their content."""
+        ...
+
+    def on_active_session(self, listener: Callable[[Any, Any], Any]) -> Callable[[], None]:
+        """Call ``listener(new, old)`` whenever the active session changes; returns a remover."""
         ...
 
     def find_command(self, name: str) -> Any:

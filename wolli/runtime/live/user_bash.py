@@ -6,12 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ...agent.messages import BashExecutionMessage
+from ...ai.abort import AbortSignal
 from ...tools.bash import run_bash
 from ...tools.environment import Environment
 
 
 async def run_user_bash(
-    env: Environment, command: str, *, exclude_from_context: bool = False, signal: Any = None,
+    env: Environment, command: str, *, exclude_from_context: bool = False, signal: AbortSignal | None = None,
     on_output: Callable[[bytes], None] | None = None,
 ) -> BashExecutionMessage:
     """Run ``command`` like the bash tool does (same limits, full output file when cut);

@@ -20,6 +20,7 @@ import asyncio
 from typing import Any, Protocol
 
 from ...agent.tool_execution import BeforeToolCallResult
+from ...ai.abort import AbortSignal
 from ...permissions.modes import PermissionMode
 from ...permissions.policy import Context, Decision, RuleSet, ToolFacts, evaluate
 from ...permissions.prompt import (
@@ -67,7 +68,7 @@ class PermissionGate:
 
     async def decide(
         self, tool_call_id: str, name: str, tool: Any, arguments: dict[str, Any], *, vouched: bool = False,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
     ) -> BeforeToolCallResult | None:
         """The whole policy on the final arguments; asks the user when it says ``ask``."""
         decision = self._evaluate(name, tool, arguments, vouched)

@@ -4,10 +4,14 @@ the thinking level, /login, /logout."""
 from __future__ import annotations
 
 import fnmatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fuzzy import fuzzy_score, rank
 from .definition import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ....runtime.host.agent_host import AgentHost
+    from ....runtime.live.live_session import LiveSession
 
 
 def model_key(model: Any) -> str:
@@ -63,7 +67,7 @@ def complete_model(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
     return rank(prefix, items, "search")
 
 
-def scoped_models(host: Any) -> list[tuple[Any, str | None]]:
+def scoped_models(host: AgentHost) -> list[tuple[Any, str | None]]:
     """The models Ctrl+P cycles: settings ``enabledModels`` (globs such as
     ``anthropic/*``, ``*sonnet*``, or names ``--model`` takes, each with an optional
     ``:level``), in that order; every available model when it is not set."""
@@ -111,7 +115,7 @@ async def cycle_model(ctx: CommandContext, step: int) -> Any:
     return model if await choose_model(ctx, model, level, remember=False) else None
 
 
-async def cycle_thinking(session: Any) -> str | None:
+async def cycle_thinking(session: LiveSession | None) -> str | None:
     """The next thinking level (the session clamps it to the model); None without reasoning."""
     from ....ai.types import THINKING_LEVELS
 
@@ -125,7 +129,7 @@ async def cycle_thinking(session: Any) -> str | None:
 # ---------------------------------------------------------------------- keys
 
 
-def login_providers(host: Any) -> list[str]:
+def login_providers(host: AgentHost) -> list[str]:
     """Providers a key can be stored for: every known one, configured ones first."""
     from ....ai.env_keys import ENV_KEYS
 
