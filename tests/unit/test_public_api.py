@@ -89,3 +89,19 @@ def test_front_end_uis_name_every_member_themselves():
     for ui in (LineUI, RpcUI, TuiUI):
         assert not issubclass(ui, NullUI), ui.__name__
         assert members <= set(vars(ui)), (ui.__name__, members - set(vars(ui)))
+
+
+def test_type_checkers_see_every_public_name():
+    """``wolli/__init__.py`` resolves names lazily; its ``TYPE_CHECKING`` block imports each
+    one from the module the lazy lookup uses, so editors and mypy see real types, not Any.
+    ``py.typed`` marks the package as typed for the checkers of extension authors."""
+    import ast
+    from pathlib import Path
+
+    init = Path(wolli.__file__)
+    tree = ast.parse(init.read_text())
+    guarded = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen = {alias.name: f"wolli.{node.module}" for node in guarded.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+    assert seen == wolli._EXPORTS
+    assert (init.parent / "py.typed").is_file()
