@@ -28,6 +28,7 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...runtime.event_records import event_record
@@ -38,7 +39,7 @@ from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
 )
-from .commands import COMMANDS, CommandError, Later, NoData
+from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
 from .framing import LineSplitter, OversizedRecord, decode_record
 from .output import ProtocolOutput
 from .ui import RpcUI, UiResponseError
@@ -178,7 +179,7 @@ class RpcServer:
         self._run_waiters.append(waiter)
         return waiter
 
-    def background(self, coroutine: Any) -> asyncio.Task[Any]:
+    def background(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -296,7 +297,7 @@ class RpcServer:
     def _intake_idle(self) -> bool:
         return not self._intake_busy and (self._queue is None or self._queue.empty())
 
-    def _run_query(self, spec: Any, command: dict[str, Any]) -> None:
+    def _run_query(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         try:
             data = spec.handler(self, command)
         except CommandError as exc:
@@ -321,7 +322,7 @@ class RpcServer:
                 self._intake_busy = False
             self.check_shutdown()
 
-    async def _execute(self, spec: Any, command: dict[str, Any]) -> None:
+    async def _execute(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         request_id, kind = command.get("id"), command["type"]
         try:
             result = await spec.handler(self, command)
