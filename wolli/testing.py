@@ -32,7 +32,8 @@ from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinkin
 from .extensions.ui import NullUI
 
 if TYPE_CHECKING:
-    from .runtime.host.agent_host import AgentHost
+    from .extensions.context import ExtensionMode
+    from .runtime.host.agent_host import AgentHost, HandlerContext
     from .runtime.live.live_session import LiveSession
 
 __all__ = ["ExtensionHarness", "ScriptedUI", "tool_call", "text", "thinking", "error"]
@@ -132,7 +133,7 @@ class ExtensionHarness:
         tools: list[str | os.PathLike[str]] | None = None,
         flags: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
-        mode: str = "print",
+        mode: ExtensionMode = "print",
         persist: bool = True,
         permission_mode: str | None = None,
     ) -> None:
@@ -148,7 +149,7 @@ class ExtensionHarness:
         self.ui = ScriptedUI()
         self.faux = FauxProvider(provider="harness", model_id="scripted")
         self.events: list[Any] = []
-        self.host: AgentHost | None = None
+        self._host: AgentHost | None = None
         self.load_errors: list[str] = []
         self._home: tempfile.TemporaryDirectory[str] | None = None
         self._saved_home: str | None = None
@@ -173,7 +174,7 @@ class ExtensionHarness:
         host = AgentHost(mode=self._mode, ui=self.ui)
         host.cwd = cwd
         host.permissions.configure(mode=self._permission_mode)
-        self.host = host
+        self._host = host
         model = self.faux.model
         host.model_registry.register_provider(model.provider, {
             "api": "faux", "baseUrl": "http://faux.invalid",
@@ -202,8 +203,8 @@ class ExtensionHarness:
         await session.start("startup")
 
     async def close(self) -> None:
-        if self.host is not None:
-            await self.host.shutdown()
+        if self._host is not None:
+            await self._host.shutdown()
         self.faux.unregister()
         if self._saved_home is None:
             os.environ.pop("WOLLI_HOME", None)
@@ -236,12 +237,22 @@ class ExtensionHarness:
     # ------------------------------------------------------------------ reading
 
     @property
-    def session(self) -> LiveSession | None:
-        """The active live session (follows new/resume/fork)."""
-        return self.host.active if self.host is not None else None
+    def host(self) -> AgentHost:
+        """The host (once started: ``async with ExtensionHarness(...)``)."""
+        if self._host is None:
+            raise RuntimeError("the harness has not started: use `async with ExtensionHarness(...) as h`")
+        return self._host
 
     @property
-    def ctx(self) -> Any:
+    def session(self) -> LiveSession:
+        """The active live session (follows new/resume/fork)."""
+        active = self.host.active
+        if active is None:
+            raise RuntimeError("the harness has no active session")
+        return active
+
+    @property
+    def ctx(self) -> HandlerContext:
         """The ``ctx`` handlers of the session receive."""
         return self.session.handler_context()
 

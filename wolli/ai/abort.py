@@ -98,7 +98,10 @@ class AbortSignal:
         controller = AbortController()
         for signal in signals:
             if signal is not None:
-                signal.add_listener(lambda s=signal: controller.abort(s.reason))
+                def forward(source: AbortSignal = signal) -> None:
+                    controller.abort(source.reason)
+
+                signal.add_listener(forward)
         return controller.signal
 
 

@@ -209,14 +209,14 @@ class ModelRegistry:
         if cfg.api:
             update["api"] = cfg.api
         for key in existing:
-            model = models[key]
+            current = models[key]
             changes = dict(update)
             if cfg.headers:
-                changes["headers"] = {**(model.headers or {}), **cfg.headers}
+                changes["headers"] = {**(current.headers or {}), **cfg.headers}
             if cfg.compat:
-                changes["compat"] = {**(model.compat or {}), **cfg.compat}
+                changes["compat"] = {**(current.compat or {}), **cfg.compat}
             if changes:
-                models[key] = model.model_copy(update=changes)
+                models[key] = current.model_copy(update=changes)
         for position, raw in enumerate(cfg.models):
             model = self._build_model(merged, raw, models, f"{where}.models[{position}]", errors)
             if model is not None:

@@ -271,7 +271,7 @@ async def compact(
     History larger than one request can carry is summarised in pieces that fit the model's
     window and merged (:mod:`.summarize_pieces`)."""
     reserve = preparation.settings.reserve_tokens
-    common = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
+    common: dict[str, Any] = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
     previous = preparation.previous_summary
     extra = (f"\n\nAdditional instructions from the user for this summary:\n{custom_instructions.strip()}"
              if custom_instructions and custom_instructions.strip() else "")

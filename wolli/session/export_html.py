@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.messages import BashExecutionMessage, CustomMessage
-from ..ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from ..ai.types import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -407,12 +414,11 @@ class _PageBuilder:
         out.append(f'<article class="msg assistant" id="e-{escape(entry.id)}">{self._meta(entry, "Assistant", extra)}')
         out.append('<div class="body">')
         for block in message.content:
-            kind = getattr(block, "type", None)
-            if kind == "text":
+            if isinstance(block, TextContent):
                 out.append('<div class="markdown">')
                 render_markdown(block.text, out)
                 out.append("</div>")
-            elif kind == "thinking":
+            elif isinstance(block, ThinkingContent):
                 if block.redacted:
                     out.append('<div class="thinking status">[thinking redacted by the provider]</div>')
                 elif block.thinking.strip():

@@ -427,7 +427,8 @@ def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSe
     try:
         data = json.loads(line)
     except Exception as exc:
-        return _report(None, exc, number, torn, result)
+        _report(None, exc, number, torn, result)
+        return None
     return _entry_or_report(data, number, torn, result)
 
 
@@ -438,7 +439,8 @@ def _entry_or_report(data: Any, number: int, torn: bool, result: LoadedSession) 
             raise ValueError("not a JSON object")
         return parse_entry(data)
     except Exception as exc:
-        return _report(data, exc, number, torn, result)
+        _report(data, exc, number, torn, result)
+        return None
 
 
 def _report(data: Any, exc: Exception, number: int, torn: bool, result: LoadedSession) -> None:

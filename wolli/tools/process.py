@@ -208,7 +208,8 @@ async def run_shell_command(
     reason: str | None = None
     try:
         while not protocol.exited.done():
-            await asyncio.wait({protocol.exited, stop}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {protocol.exited, stop}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if stop.done() and not protocol.exited.done():
                 reason = stop.result()
                 await _terminate_tree(pid, protocol.exited)

@@ -271,9 +271,8 @@ async def walk_tree(
     """Every entry below ``root`` that ``tool`` ("rg" or "fd") would see, in tree order."""
     root = os.path.normpath(root)
     custom_name = CUSTOM_IGNORE[tool]
-    globals_ = await load_globals(env, root, tool)
-    if globals_.git_global is None and not globals_.explicit:
-        globals_ = None
+    loaded = await load_globals(env, root, tool)
+    globals_ = None if loaded.git_global is None and not loaded.explicit else loaded
     parents = await _parent_layers(env, root, custom_name)
 
     async def visit(directory: str, prefix: str, parent: IgnoreLayer | None) -> AsyncIterator[WalkEntry]:
