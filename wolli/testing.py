@@ -59,7 +59,7 @@ class ScriptedUI(NullUI):
         self.widgets: dict[str, Any] = {}
         self.permission_requests: list[Any] = []
 
-    def answer(self, method: str, *values: Any) -> ScriptedUI:
+    def answer(self, method: str, *values: object) -> ScriptedUI:
         """``answer("permission", "allow_once")``: permission questions take an option id
         (``allow_once``, ``allow_always``, ``reject_once``, ``reject_with_message``,
         ``reject_always``) or a ``PermissionAnswer``; the others their dialog's value."""
@@ -68,21 +68,21 @@ class ScriptedUI(NullUI):
         self._answers.setdefault(method, deque()).extend(values)
         return self
 
-    def _next(self, method: str, args: tuple[Any, ...], default: Any) -> Any:
+    def _next(self, method: str, args: tuple[Any, ...], default: object) -> Any:
         self.calls.append((method, args))
         queue = self._answers.get(method)
         return queue.popleft() if queue else default
 
-    async def select(self, title: str, options: list[Any], **_: Any) -> Any:
+    async def select(self, title: str, options: list[Any], **_: object) -> Any:
         return self._next("select", (title, options), None)
 
-    async def confirm(self, title: str, message: str = "", **_: Any) -> bool:
+    async def confirm(self, title: str, message: str = "", **_: object) -> bool:
         return bool(self._next("confirm", (title, message), False))
 
-    async def input(self, title: str, placeholder: str | None = None, **_: Any) -> str | None:
+    async def input(self, title: str, placeholder: str | None = None, **_: object) -> str | None:
         return self._next("input", (title, placeholder), None)
 
-    async def editor(self, title: str, prefill: str | None = None, **_: Any) -> str | None:
+    async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
         return self._next("editor", (title, prefill), None)
 
     async def ask_permission(self, request: Any, **_: Any) -> Any:
@@ -109,7 +109,7 @@ class ScriptedUI(NullUI):
         self.calls.append(("set_status", (key, text)))
         self.statuses[key] = text
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         self.calls.append(("set_widget", (key, placement)))
         self.widgets[key] = content
 
@@ -160,7 +160,7 @@ class ExtensionHarness:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def start(self) -> None:

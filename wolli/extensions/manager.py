@@ -277,7 +277,7 @@ class ExtensionManager:
             if event.reason in ("quit", "reload"):  # a replacement gets its own start (switch/branch)
                 await call("shutdown", None, ctx)
 
-        async def navigated(event: Any, ctx: ContextView) -> None:
+        async def navigated(event: object, ctx: ContextView) -> None:
             await call("tree", None, ctx)
 
         for event, handler in (("session_start", started), ("session_shutdown", stopped), ("session_tree", navigated)):

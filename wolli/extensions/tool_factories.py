@@ -20,12 +20,15 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortSignal
 from .api_services import EventBus, ExecResult, run_command
 from .host import ContextView, ExtensionHost
+
+if TYPE_CHECKING:
+    from ..agent.messages import AgentMessage
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
@@ -94,7 +97,7 @@ class ToolFactoryAPI:
                    signal: AbortSignal | None = None) -> ExecResult:
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
-    def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
+    def send_message(self, message: AgentMessage, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
         """A custom message into the active session (see ``ctx.session.send_message``)."""
         active = self._host.active
         if active is None:
@@ -125,13 +128,13 @@ def discover_factories(agent_home: Path, settings_paths: list[str], cli_paths: l
     return found, problems
 
 
-def tools_from_factory_result(result: Any) -> list[Any]:
+def tools_from_factory_result(result: object) -> list[Any]:
     if result is None:
         return []
     return list(result) if isinstance(result, list | tuple) else [result]
 
 
-def split_on_session(definition: Any) -> tuple[Any, Any]:
+def split_on_session(definition: object) -> tuple[Any, Any]:
     """(definition without ``on_session``, the ``on_session`` callback or None)."""
     if isinstance(definition, dict):
         fields = dict(definition)
@@ -143,7 +146,7 @@ def with_tool_context(tool: ToolDefinition, host: ExtensionHost) -> ToolDefiniti
     """``tool`` whose ``execute`` receives a :class:`ToolContext` instead of the plain ctx."""
     original = tool.execute
 
-    async def execute(tool_call_id: str, params: Any, signal: AbortSignal | None = None, on_update: Any = None, ctx: Any = None) -> Any:
+    async def execute(tool_call_id: str, params: object, signal: AbortSignal | None = None, on_update: object = None, ctx: ContextView | None = None) -> Any:
         result = original(tool_call_id, params, signal, on_update, ToolContext(ctx, host) if ctx is not None else None)
         return await result if inspect.isawaitable(result) else result
 

@@ -26,14 +26,14 @@ if TYPE_CHECKING:
     from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
 
-def option_label(option: Any) -> str:
+def option_label(option: object) -> str:
     """How a ``select`` option is shown: a string, or a dict's ``label``/``title``/``value``."""
     if isinstance(option, dict):
         return str(option.get("label") or option.get("title") or option.get("value"))
     return str(option)
 
 
-def option_value(option: Any) -> Any:
+def option_value(option: object) -> Any:
     """What choosing a ``select`` option answers: a dict's ``value``, else the option."""
     if isinstance(option, dict) and "value" in option:
         return option["value"]
@@ -83,10 +83,10 @@ class NullUI:
     def set_working_indicator(self, frames: list[str] | None = None, interval_ms: int | None = None) -> None:
         pass
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         pass
 
-    def set_footer(self, factory: Any) -> None:
+    def set_footer(self, factory: object) -> None:
         pass
 
     def set_title(self, text: str) -> None:
@@ -104,10 +104,10 @@ class NullUI:
     def open_url(self, url: str) -> None:
         pass
 
-    async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
+    async def custom(self, factory: object, *, overlay: bool = False) -> Any:
         return None
 
-    def add_autocomplete_provider(self, factory: Any) -> None:
+    def add_autocomplete_provider(self, factory: object) -> None:
         pass
 
     def get_tools_expanded(self) -> bool:
@@ -116,7 +116,7 @@ class NullUI:
     def set_tools_expanded(self, expanded: bool) -> None:
         pass
 
-    def set_editor_component(self, factory: Any) -> None:
+    def set_editor_component(self, factory: object) -> None:
         pass
 
     def get_editor_component(self) -> Any:
@@ -128,7 +128,7 @@ class NullUI:
     def get_theme(self, name: str) -> Any:
         return None
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui')"}
 
     @property

@@ -398,7 +398,7 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}"
 
 
-def _apply_hook_result(context: BashSpawnContext, returned: Any) -> BashSpawnContext:
+def _apply_hook_result(context: BashSpawnContext, returned: object) -> BashSpawnContext:
     if returned is None:
         return context
     if isinstance(returned, BashSpawnContext):
@@ -419,7 +419,7 @@ def create_bash_tool(env: Environment, spawn_hook: SpawnHook | None = None) -> T
 
     async def execute(
         tool_call_id: str, params: BashParams, signal: AbortSignal | None = None, on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         command, cwd, extra_env = params.command, env.cwd, None
         if spawn_hook is not None:

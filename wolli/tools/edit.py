@@ -46,7 +46,7 @@ EDIT_DESCRIPTION = (
 )
 
 
-def prepare_edit_arguments(args: Any) -> Any:
+def prepare_edit_arguments(args: object) -> Any:
     """Accept the older shapes: top-level ``old_text``/``new_text`` (or camelCase), camelCase
     keys inside ``edits``, and ``edits`` sent as a JSON string or a single object."""
     if not isinstance(args, dict):
@@ -73,7 +73,7 @@ def prepare_edit_arguments(args: Any) -> Any:
     return out
 
 
-def _snake_edit(edit: Any) -> Any:
+def _snake_edit(edit: object) -> Any:
     if not isinstance(edit, dict):
         return edit
     fixed = dict(edit)
@@ -91,7 +91,7 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
         params: EditParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

@@ -93,7 +93,7 @@ def create_find_tool(env: Environment) -> ToolDefinition:
         params: FindParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         try:

@@ -277,7 +277,7 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
         params: GrepParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         if not params.pattern:

@@ -43,7 +43,7 @@ def create_ls_tool(env: Environment) -> ToolDefinition:
         params: LsParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         root = await resolve_root(env, params.path)

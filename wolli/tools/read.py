@@ -119,7 +119,7 @@ def create_read_tool(env: Environment) -> ToolDefinition:
         params: ReadParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

@@ -7,7 +7,6 @@ The write runs inside the file mutation queue so that it never interleaves with 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +37,7 @@ def create_write_tool(env: Environment) -> ToolDefinition:
         params: WriteParams,
         signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

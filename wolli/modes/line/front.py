@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ...runtime.live.live_session import LiveSession
 
 
-def _age(modified: Any) -> str:
+def _age(modified: object) -> str:
     try:
         return f"{modified:%Y-%m-%d %H:%M}"
     except (TypeError, ValueError):
@@ -87,7 +87,7 @@ class LineFront:
 
     # ------------------------------------------------------------------ pickers
 
-    async def pick_model(self, models: list[Any], current: Any, search: str) -> Any | None:
+    async def pick_model(self, models: list[Any], current: object, search: str) -> Any | None:
         keys = [f"{m.provider}/{m.id}" for m in models]
         order = sorted(range(len(models)), key=lambda i: keys[i])
         if search:
@@ -160,7 +160,7 @@ class LineFront:
                 self.notify(str(exc), "error")
 
 
-def _shown(value: Any, empty: str = "-") -> str:
+def _shown(value: object, empty: str = "-") -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return empty if value is None or value == "" else str(value)

@@ -265,12 +265,12 @@ class LineOutput:
 
     # ------------------------------------------------------------------ tools
 
-    def _tool_start(self, tool_call_id: str, name: str, args: Any) -> None:
+    def _tool_start(self, tool_call_id: str, name: str, args: object) -> None:
         self._tools[tool_call_id] = (name, args, time.monotonic())
         self._tool_header(name, args, tool_call_id)
         self._last_tool = (tool_call_id, self.terminal.writes)
 
-    def _tool_header(self, name: str, args: Any, tool_call_id: str = "") -> None:
+    def _tool_header(self, name: str, args: object, tool_call_id: str = "") -> None:
         custom = None
         if args is not None:  # a call known only from its result has no arguments to show
             custom = self._custom(name, "render_call", args, self.ui_theme,
@@ -279,7 +279,7 @@ class LineOutput:
             tool_text.call_header(name, args, self.spec, self.cwd))
         self.print_line(f"{self.fg('toolTitle', self.marker('tool'))} {header}", separate=True)
 
-    def _tool_end(self, tool_call_id: str, name: str, result: Any, is_error: bool) -> None:
+    def _tool_end(self, tool_call_id: str, name: str, result: object, is_error: bool) -> None:
         from ...ai.types import content_text
 
         name, args, started = self._tools.pop(tool_call_id, (name, None, time.monotonic()))
@@ -337,14 +337,14 @@ class LineOutput:
 
         return self.theme if self.terminal.colour else PLAIN_THEME
 
-    def _render_context(self, tool_call_id: str, args: Any, status: str) -> ToolRenderContext:
+    def _render_context(self, tool_call_id: str, args: object, status: str) -> ToolRenderContext:
         """The spec's render context; scrollback cannot be redrawn, so ``invalidate`` does
         nothing and nothing is expanded."""
         return ToolRenderContext(tool_call_id=tool_call_id, args=args, cwd=self.cwd, is_error=status == "error",
                                  execution_started=True, args_complete=args is not None, status=status,
                                  state=self._render_state.setdefault(tool_call_id, {}))
 
-    def _custom(self, tool_name: str, slot: str, *args: Any) -> str | None:
+    def _custom(self, tool_name: str, slot: str, *args: object) -> str | None:
         """A tool's own ``render_call``/``render_result`` as text, or None for the built-in
         look (none given, it failed, or it returned a widget that only the TUI can show)."""
         session = self.session
@@ -358,7 +358,7 @@ class LineOutput:
             self.notice(f"{slot} of {tool_name} failed: {type(exc).__name__}: {exc}", "error")
             return None
 
-    def as_text(self, value: Any) -> str | None:
+    def as_text(self, value: object) -> str | None:
         """What an extension renderer returned, as lines for this terminal."""
         from .terminal import strip_ansi
 

@@ -244,7 +244,7 @@ class Prompter:
     # ------------------------------------------------------------------ dialogs
 
     async def _ask(self, session: PromptSession[Any], message: Callable[[], str], *, default: str = "",
-                   timeout: float | None, signal: AbortSignal | None, cancel: Any, title: str) -> Any:
+                   timeout: float | None, signal: AbortSignal | None, cancel: object, title: str) -> Any:
         """Run one question until it is answered, times out, or ``signal`` aborts it."""
         if signal is not None and getattr(signal, "aborted", False):
             return cancel
@@ -287,7 +287,7 @@ class Prompter:
                 unsubscribe()
             self.terminal.moved_to_new_line()
 
-    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: Any) -> Any:
+    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: object) -> Any:
         """A dialog answered by the next line of a piped stdin (an empty line or its end cancels)."""
         try:
             answer = await self._read_line(question)

@@ -381,7 +381,7 @@ class LineRepl:
                     self.output.notice(problem, "warning")
         return self._shortcut_keys[1]
 
-    async def _run_shortcut(self, shortcut: Any) -> None:
+    async def _run_shortcut(self, shortcut: object) -> None:
         from ..interactive.hotkeys import run_shortcut
 
         session = self.session

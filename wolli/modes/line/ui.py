@@ -43,7 +43,7 @@ class LineUI:
         except RuntimeError:  # a plain worker thread
             return self.loop is not None
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+    def _call(self, fn: Callable[..., Any], *args: object) -> None:
         if self._elsewhere() and self.loop is not None:
             self.loop.call_soon_threadsafe(fn, *args)
         else:
@@ -128,7 +128,7 @@ class LineUI:
     def theme(self) -> Any:
         return self._theme if self.output.terminal.colour else PLAIN_THEME
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "the line mode uses the theme from settings; it cannot switch at run time"}
 
     # No place for these in scrollback: the headless modes' inert answers, on purpose.

@@ -275,7 +275,7 @@ async def _stop_run(server: RpcServer) -> None:
         await session.wait_for_idle()
 
 
-def _options_like(server: RpcServer, session: LiveSession, **overrides: Any) -> Any:
+def _options_like(server: RpcServer, session: LiveSession, **overrides: object) -> Any:
     """Options for a session that carries on from ``session``: same folder, model, level,
     tools and system prompt options, saved when it was saved."""
     from ...runtime.live.options import SessionOptions

@@ -187,14 +187,14 @@ class RpcServer:
 
     # ------------------------------------------------------------------ responses out
 
-    def respond(self, request_id: Any, command: str, data: Any = NoData) -> None:
+    def respond(self, request_id: object, command: str, data: object = NoData) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": True})
         if data is not NoData:
             record["data"] = data
         self.output.send(record)
 
-    def fail(self, request_id: Any, command: str, error: str) -> None:
+    def fail(self, request_id: object, command: str, error: str) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": False, "error": error})
         self.output.send(record)
@@ -339,7 +339,7 @@ class RpcServer:
         else:
             self.respond(request_id, kind, result)
 
-    def _answer_later(self, request_id: Any, kind: str, task: asyncio.Task[Any]) -> None:
+    def _answer_later(self, request_id: object, kind: str, task: asyncio.Task[Any]) -> None:
         if task.cancelled():
             self.fail(request_id, kind, "cancelled: the server is shutting down")
             return

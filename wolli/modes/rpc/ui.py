@@ -84,7 +84,7 @@ class RpcUI:
     # ------------------------------------------------------------------ dialogs
 
     async def _dialog(
-        self, fields: dict[str, Any], cancel_value: Any, parse: Callable[[dict[str, Any]], Any],
+        self, fields: dict[str, Any], cancel_value: object, parse: Callable[[dict[str, Any]], Any],
         timeout: float | None, signal: AbortSignal | None,
     ) -> Any:
         running = asyncio.get_running_loop()
@@ -187,7 +187,7 @@ class RpcUI:
         (self._shown_statuses.add if text is not None else self._shown_statuses.discard)(key)
         self._tell("setStatus", statusKey=key, statusText=None if text is None else str(text))
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         if content is None:
             lines = None
         elif isinstance(content, str):
@@ -218,7 +218,7 @@ class RpcUI:
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui'), not in rpc mode"}
 
 
@@ -240,13 +240,13 @@ class RpcUI:
     theme = NullUI.theme
 
 
-def _label(option: Any) -> str:
+def _label(option: object) -> str:
     if isinstance(option, dict):
         return str(option.get("label") or option.get("title") or option.get("value"))
     return str(option)
 
 
-def _option_value(option: Any) -> Any:
+def _option_value(option: object) -> Any:
     return option["value"] if isinstance(option, dict) and "value" in option else option
 
 

@@ -45,7 +45,7 @@ def as_renderable(value: Any, on_error: Callable[[BaseException], Text] | None =
     return Text(str(value))
 
 
-def _is_content(value: Any) -> bool:
+def _is_content(value: object) -> bool:
     try:
         from textual.content import Content
     except ImportError:  # pragma: no cover

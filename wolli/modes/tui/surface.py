@@ -106,7 +106,7 @@ class ScreenSurface:
         app.editor.text = text
         app.editor.move_cursor(app.editor.document.end)
 
-    def use_editor_factory(self, factory: Any) -> None:
+    def use_editor_factory(self, factory: object) -> None:
         from .custom_editor import swap_editor
 
         swap_editor(self.app, factory)

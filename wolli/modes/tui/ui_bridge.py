@@ -48,7 +48,7 @@ class TuiUI:
         async with self._dialog_lock:
             future: asyncio.Future[Any] = running.create_future()
 
-            def answered(value: Any) -> None:
+            def answered(value: object) -> None:
                 if not future.done():
                     future.set_result(value)
 

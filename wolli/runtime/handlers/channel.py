@@ -135,7 +135,7 @@ RESULT_KEYS: dict[str, frozenset[str]] = {
 }
 
 
-def _fields(result: Any, event: str, owner: str, report: Report) -> dict[str, Any] | None:
+def _fields(result: object, event: str, owner: str, report: Report) -> dict[str, Any] | None:
     """A handler's result as a dict of known keys (unknown keys reported, then ignored)."""
     if result is None:
         return None
@@ -197,7 +197,7 @@ class Dispatcher:
     def has(self, event: str) -> bool:
         return self.registry.has(event)
 
-    async def _call(self, handler: Handler, event: Any, ctx: Any) -> tuple[bool, Any]:
+    async def _call(self, handler: Handler, event: object, ctx: object) -> tuple[bool, Any]:
         """(ok, result). A failure is reported here; callers decide what it means.
 
         An async handler gets the registry's time budget (``asyncio.timeout``: no extra task
@@ -237,7 +237,7 @@ class Dispatcher:
         for handler in self.registry.for_event(event.type):
             await self._call(handler, event, ctx)
 
-    async def tool_call(self, event: Any, ctx: Any) -> ToolCallDecision | None:
+    async def tool_call(self, event: object, ctx: object) -> ToolCallDecision | None:
         allowed = False
         for handler in self.registry.for_event("tool_call"):
             ok, result = await self._call(handler, event, ctx)
@@ -257,7 +257,7 @@ class Dispatcher:
             allowed = allowed or bool(found.get("allow"))
         return ToolCallDecision(allow=True) if allowed else None
 
-    async def tool_result(self, event: Any, ctx: Any) -> bool:
+    async def tool_result(self, event: object, ctx: object) -> bool:
         """Fold partial patches into ``event`` (content/details/is_error); True when changed."""
         changed = False
         for handler in self.registry.for_event("tool_result"):
@@ -347,7 +347,7 @@ class Dispatcher:
                 return found
         return None
 
-    async def agent_end(self, event: Any, ctx: Any) -> list[str]:
+    async def agent_end(self, event: object, ctx: object) -> list[str]:
         follow_ups: list[str] = []
         for handler in self.registry.for_event("agent_end"):
             ok, result = await self._call(handler, event, ctx)

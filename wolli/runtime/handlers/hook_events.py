@@ -105,11 +105,11 @@ class SessionBeforeCompactEvent:
     type: str = field(default="session_before_compact", init=False)
 
 
-def is_tool_call_event_type(tool_name: str, event: Any) -> bool:
+def is_tool_call_event_type(tool_name: str, event: object) -> bool:
     """True when ``event`` is a ``tool_call`` event for ``tool_name`` (narrows in checkers)."""
     return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
 
 
-def is_bash_tool_result(event: Any) -> bool:
+def is_bash_tool_result(event: object) -> bool:
     """True when ``event`` is a ``tool_result`` event of the built-in bash tool."""
     return getattr(event, "type", None) == "tool_result" and getattr(event, "tool_name", None) == "bash"

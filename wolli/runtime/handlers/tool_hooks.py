@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...agent.tool import ToolResult, normalize_result
 from ...agent.tool_execution import (
@@ -30,6 +30,9 @@ from ...agent.tool_execution import (
 from ...ai.abort import AbortSignal
 from .channel import Dispatcher
 from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent, ToolResultEvent
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 
 class ToolHooks:
@@ -90,7 +93,7 @@ class ToolHooks:
             return messages
         return await self.dispatch.context(ContextEvent(copy.deepcopy(messages)), self.context())
 
-    async def on_payload(self, payload: Any, model: Any) -> Any:
+    async def on_payload(self, payload: object, model: Model) -> Any:
         if not self.dispatch.has("before_provider_request"):
             return None
         return await self.dispatch.before_provider_request(BeforeProviderRequestEvent(payload, model), self.context())

@@ -240,7 +240,7 @@ class AgentHost:
         if self.mcp is not None:
             await self.mcp.start(interactive=interactive, wait=wait)
 
-    def register_mcp_server(self, name: str, config: Any, owner: str) -> None:
+    def register_mcp_server(self, name: str, config: object, owner: str) -> None:
         link = self.mcp_link()
         link.register(name, config, owner)
 
@@ -629,7 +629,7 @@ def _last_complete_exchange(manager: SessionManager) -> str | None:
     return branch[last].id if last >= 0 else None
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> Any:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

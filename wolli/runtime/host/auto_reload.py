@@ -103,6 +103,6 @@ class AutoReloader:
             session.notice("info", f"auto-reload: extensions reloaded ({loaded} loaded)")
 
 
-def _python_source(change: Any, path: str) -> bool:
+def _python_source(change: object, path: str) -> bool:
     name = Path(path).name
     return name.endswith(".py") and "__pycache__" not in path and not name.startswith(".")

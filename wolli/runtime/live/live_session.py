@@ -213,7 +213,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
 
         return remove
 
-    def _deliver(self, event: Any) -> None:
+    def _deliver(self, event: object) -> None:
         for observer in self._observer_snapshot:
             try:
                 result = observer(event)
@@ -599,7 +599,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
             raise SessionClosedError(f"session {self.session_id} is closed")
 
 
-def _parse_message(value: Any) -> Any:
+def _parse_message(value: object) -> Any:
     """A handler's replacement message, validated: a dict, or a model built with
     ``model_copy(update=...)`` (which skips validation) is parsed again from its JSON."""
     if isinstance(value, dict):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...agent.agent import Agent
 from ...ai.types import THINKING_LEVELS, Model, ThinkingLevel
@@ -24,7 +24,7 @@ class ModelSelection:
     settings: Settings
 
     if TYPE_CHECKING:
-        async def emit(self, event: Any) -> None: ...
+        async def emit(self, event: object) -> None: ...
 
     def _find_model(self, stored: tuple[str, str] | None) -> Model | None:
         return self.services.model_registry.find(stored[0], stored[1]) if stored else None

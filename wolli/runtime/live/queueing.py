@@ -14,6 +14,7 @@ from ..handlers import hook_events
 from .prompting import to_custom_message
 
 if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
     from ...session.manager import SessionManager
     from ..handlers.hook_events import InputSource, StreamingBehavior
 
@@ -29,9 +30,9 @@ class MessageQueue:
     if TYPE_CHECKING:
         def is_idle(self) -> bool: ...
         def _check_open(self) -> None: ...
-        def _deliver(self, event: Any) -> None: ...
-        async def emit(self, event: Any) -> None: ...
-        async def _on_agent_event(self, event: Any) -> None: ...
+        def _deliver(self, event: object) -> None: ...
+        async def emit(self, event: object) -> None: ...
+        async def _on_agent_event(self, event: object) -> None: ...
         async def _run(self, start: Callable[[], Awaitable[None]]) -> None: ...
         async def prompt(
             self, text: str, images: list[ImageContent] | None = None, *,
@@ -66,7 +67,7 @@ class MessageQueue:
             self._queue_seen = current
             self._deliver(QueueUpdateEvent(list(current[0]), list(current[1])))
 
-    async def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
+    async def send_message(self, message: AgentMessage, *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
         """An extension's custom message (shown when ``display``; sent to the model)."""
         self._check_open()
         custom = to_custom_message(message)
@@ -85,7 +86,7 @@ class MessageQueue:
         end = MessageEndEvent(custom)
         await self._on_agent_event(end)
 
-    async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> str:
+    async def send_user_message(self, content: object, *, deliver_as: str | None = None) -> str:
         """A user message as if typed (through ``input`` handlers, source ``extension``)."""
         text, images = _split_content(content)
         behavior = hook_events.streaming_behavior(deliver_as)
@@ -93,12 +94,12 @@ class MessageQueue:
             raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
         return await self.prompt(text, images, streaming_behavior=behavior, source="extension")
 
-    def append_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_entry(self, custom_type: str, data: object = None) -> str:
         """Extension state in the session tree; never sent to the model."""
         return self.session_manager.append_custom_entry(custom_type, data)
 
 
-def _text_of(message: Any) -> str:
+def _text_of(message: AgentMessage) -> str:
     return content_text(getattr(message, "content", ""))
 
 

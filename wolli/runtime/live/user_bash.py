@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...agent.messages import BashExecutionMessage
 from ...ai.abort import AbortSignal
@@ -29,7 +28,7 @@ async def run_user_bash(
     )
 
 
-def message_from_result(command: str, result: Any, exclude_from_context: bool) -> BashExecutionMessage:
+def message_from_result(command: str, result: object, exclude_from_context: bool) -> BashExecutionMessage:
     """A ``user_bash`` handler's ready result (``{output, exit_code, cancelled, truncated}``,
     snake_case or camelCase keys) as the message the transcript and the model see."""
     data = dict(result) if isinstance(result, dict) else {k: v for k, v in vars(result).items() if not k.startswith("_")}

@@ -17,7 +17,7 @@ the model how the user could allow it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...agent.tool_execution import BeforeToolCallResult
 from ...ai.abort import AbortSignal
@@ -33,6 +33,9 @@ from ...permissions.prompt import (
 from ...permissions.rules import RuleError
 from ...permissions.suggest import suggest_rules
 from ..events import NoticeEvent
+
+if TYPE_CHECKING:
+    from ...agent.tool import ToolDefinition
 
 
 class GateOwner(Protocol):
@@ -55,10 +58,10 @@ class PermissionGate:
         # anyway; this also covers a hook or a subagent asking meanwhile).
         self._asking = asyncio.Lock()
 
-    def _facts(self, name: str, tool: Any) -> ToolFacts:
+    def _facts(self, name: str, tool: ToolDefinition) -> ToolFacts:
         return ToolFacts(name, bool(getattr(tool, "read_only", False)))
 
-    def precheck(self, name: str, tool: Any, arguments: dict[str, Any]) -> BeforeToolCallResult | None:
+    def precheck(self, name: str, tool: ToolDefinition, arguments: dict[str, Any]) -> BeforeToolCallResult | None:
         """Deny rules and plan mode, before any handler sees the call."""
         rules, context = self.owner.check_inputs()
         decision = evaluate(self._facts(name, tool), arguments, rules, context)
@@ -67,7 +70,7 @@ class PermissionGate:
         return None
 
     async def decide(
-        self, tool_call_id: str, name: str, tool: Any, arguments: dict[str, Any], *, vouched: bool = False,
+        self, tool_call_id: str, name: str, tool: ToolDefinition, arguments: dict[str, Any], *, vouched: bool = False,
         signal: AbortSignal | None = None,
     ) -> BeforeToolCallResult | None:
         """The whole policy on the final arguments; asks the user when it says ``ask``."""
@@ -94,7 +97,7 @@ class PermissionGate:
                 answer = PermissionAnswer.cancelled()
         return self._apply(request, answer or PermissionAnswer.cancelled())
 
-    def _evaluate(self, name: str, tool: Any, arguments: dict[str, Any], vouched: bool) -> Decision:
+    def _evaluate(self, name: str, tool: ToolDefinition, arguments: dict[str, Any], vouched: bool) -> Decision:
         rules, context = self.owner.check_inputs()
         return evaluate(self._facts(name, tool), arguments, rules, context, vouched=vouched)
 
@@ -124,7 +127,7 @@ class PermissionGate:
             session._deliver(NoticeEvent("info", f"saved {kind} rule {rule} for this project (/permissions)"))
 
 
-def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: Any) -> str:
+def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: object) -> str:
     mode = session.services.mode  # type: ignore[attr-defined]
     rules = " ".join(f"'{r}'" for r in suggested) or f"'{name}'"
     return (f"Not run: this call needs the user's approval ({decision.reason}), and nobody can answer in "

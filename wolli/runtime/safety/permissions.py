@@ -71,7 +71,7 @@ class HostPermissions:
         self._stores.clear()
         self._cache.clear()
 
-    def _settings_changed(self, _merged: Any) -> None:
+    def _settings_changed(self, _merged: object) -> None:
         self._settings_version += 1
 
     # ------------------------------------------------------------------ rules
@@ -98,7 +98,7 @@ class HostPermissions:
         self._cache[store.cwd] = (stamp, loaded)
         return loaded
 
-    def handle(self, session: Any = None) -> Any:
+    def handle(self, session: object = None) -> Any:
         """What extensions hold (``wolli.permissions``; ``ctx.permissions`` binds a session)."""
         from .handle import PermissionsHandle
 

@@ -21,12 +21,15 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...session.checkpoints.plan import SCOPES, RewindPoint, conflicts, plan_rewind, rewind_points
 from ...session.checkpoints.records import before_record, capture, current
 from ...session.checkpoints.restore import Change, restore
 from ..events import RewindEvent
+
+if TYPE_CHECKING:
+    from ...session.entries import SessionEntry
 
 CONFLICT_CHOICES = ("ask", "overwrite", "skip", "cancel")
 AskConflicts = Callable[[list[str]], "Awaitable[str | None] | str | None"]
@@ -184,7 +187,7 @@ async def _restore(session: Any, point: RewindPoint, scope: str, from_leaf: str 
     checkpoints.forget_files([c.path for c in changes])  # the next change keeps the restored content
 
 
-def _text_of(entry: Any) -> str | None:
+def _text_of(entry: SessionEntry) -> str | None:
     message = getattr(entry, "message", None)
     content = getattr(message, "content", None)
     if isinstance(content, str):

@@ -110,7 +110,7 @@ class SandboxService:
             then = "shell commands ask before they run" if config.fallback == "ask" else "shell commands are refused"
             deliver(NoticeEvent("warning", f"sandbox: {found.reason}; {then} (sandbox.fallback: {config.fallback})"))
 
-    def bash_policy(self, version: Any = None) -> tuple[bool, Decision | None]:
+    def bash_policy(self, version: object = None) -> tuple[bool, Decision | None]:
         """(shell commands may run without asking, what they get instead of the sandbox);
         ``version`` (of the settings) lets a caller that checks often skip re-reading them."""
         if version is not None and self._policy is not None and self._policy[0] == version:

@@ -10,15 +10,16 @@ from ..fuzzy import fuzzy_score, rank
 from .definition import BuiltinCommand, CommandContext
 
 if TYPE_CHECKING:
+    from ....ai.types import Model
     from ....runtime.host.agent_host import AgentHost
     from ....runtime.live.live_session import LiveSession
 
 
-def model_key(model: Any) -> str:
+def model_key(model: Model) -> str:
     return f"{model.provider}/{model.id}"
 
 
-async def choose_model(ctx: CommandContext, model: Any, thinking: str | None = None, *, remember: bool = True) -> bool:
+async def choose_model(ctx: CommandContext, model: Model, thinking: str | None = None, *, remember: bool = True) -> bool:
     """Switch the session to ``model``; ``remember`` makes it the default for new sessions."""
     if not await ctx.session.set_model(model, "set"):
         ctx.front.notify(f"No API key for {model.provider}: add one with /login {model.provider} "
@@ -34,7 +35,7 @@ async def choose_model(ctx: CommandContext, model: Any, thinking: str | None = N
     return True
 
 
-def announce_model(ctx: CommandContext, model: Any, then: str = "") -> None:
+def announce_model(ctx: CommandContext, model: Model, then: str = "") -> None:
     """Say which model is now in use, unless the client prints model changes itself (then
     only ``then`` is said): one line per change, not two."""
     if ctx.front.shows_model_changes:

@@ -110,7 +110,7 @@ class ToolRow(Vertical):
     def _definition(self) -> Any:
         return self.context.tool(self.tool_name)
 
-    def _owner(self, definition: Any) -> str:
+    def _owner(self, definition: object) -> str:
         source = str(getattr(definition, "source", "") or "")
         return source.removeprefix("extension:") or self.tool_name
 
