@@ -73,7 +73,7 @@ class ScriptedUI(NullUI):
         queue = self._answers.get(method)
         return queue.popleft() if queue else default
 
-    async def select(self, title: str, options: list[Any], **_: object) -> Any:
+    async def select(self, title: str, options: list[Any], **_: object) -> object:
         return self._next("select", (title, options), None)
 
     async def confirm(self, title: str, message: str = "", **_: object) -> bool:

@@ -266,7 +266,7 @@ class Agent:
             finally:
                 self._idle.set()
 
-    async def _push(self, message: AgentMessage, new_messages: list[Any]) -> Any:
+    async def _push(self, message: AgentMessage, new_messages: list[Any]) -> object:
         await self._emit(MessageStartEvent(message))
         self.state.messages.append(message)
         new_messages.append(message)
@@ -416,7 +416,7 @@ def _replace_identical(items: list[Any], old: object, new: object) -> None:
             return
 
 
-def _as_message(value: object) -> Any:
+def _as_message(value: object) -> object:
     if isinstance(value, str):
         return user_message(value)
     if isinstance(value, dict):

@@ -72,7 +72,7 @@ class ToolDefinition:
     def as_llm_tool(self) -> Tool:
         return Tool(name=self.name, description=self.description, parameters=self.json_schema())
 
-    def validate(self, arguments: object) -> Any:
+    def validate(self, arguments: object) -> object:
         """Validated parameters (model instance or dict); raises :class:`ToolArgumentError`."""
         if self.prepare_arguments is not None:
             arguments = self.prepare_arguments(arguments)
@@ -106,7 +106,7 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
-def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: object, tool_name: str) -> Any:
+def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: object, tool_name: str) -> object:
     if arguments is None:
         arguments = {}
     if isinstance(parameters, dict):
@@ -124,7 +124,7 @@ def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: 
         ) from None
 
 
-def _validate_json_schema(schema: dict[str, Any], arguments: object, tool_name: str) -> Any:
+def _validate_json_schema(schema: dict[str, Any], arguments: object, tool_name: str) -> object:
     import jsonschema  # imported on first use: only extension tools with dict schemas need it
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -188,7 +188,7 @@ def _as_block(value: object) -> TextContent | ImageContent:
     raise TypeError(f"a tool result block must be text or image, got {type(value).__name__}")
 
 
-async def call_maybe_async(fn: Callable[..., Any], *args: object) -> Any:
+async def call_maybe_async(fn: Callable[..., Any], *args: object) -> object:
     result = fn(*args)
     if inspect.isawaitable(result):
         result = await result

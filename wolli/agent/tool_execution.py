@@ -78,7 +78,7 @@ Emit = Callable[[Any], Awaitable[None]]
 class _Planned:
     call: ToolCall
     tool: ToolDefinition | None = None
-    params: Any = None
+    params: object = None
     input: dict[str, Any] = field(default_factory=dict)
     result: ToolResult | None = None  # set when preflight already decided the outcome
     is_error: bool = False
@@ -375,7 +375,7 @@ def _result_message(plan: _Planned) -> ToolResultMessage:
     )
 
 
-def validate_patched(tool: ToolDefinition, patched: dict[str, Any]) -> Any:
+def validate_patched(tool: ToolDefinition, patched: dict[str, Any]) -> object:
     from .tool import validate_arguments
 
     return validate_arguments(tool.parameters, patched, tool.name)

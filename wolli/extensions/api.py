@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortSignal
 from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
 from .host import ExtensionHost
+
+if TYPE_CHECKING:
+    from ..ai.models import ModelRegistry
+    from ..tools.environment import Environment
+    from .ask import AskService
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -205,11 +210,11 @@ class ExtensionAPI:
         return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
-    def environments(self) -> Any:
+    def environments(self) -> Environment:
         return self._host.environment(self.cwd)
 
     @property
-    def model_registry(self) -> Any:
+    def model_registry(self) -> ModelRegistry:
         return self._host.model_registry
 
     @property
@@ -235,7 +240,7 @@ class ExtensionAPI:
         return self._host.permissions.handle()
 
     @property
-    def ai(self) -> Any:
+    def ai(self) -> AskService:
         """``await wolli.ai.ask(question)`` -> ``result`` (yes/no/uncertain), ``probability``, ``reason``."""
         from .ask import AskService
 

@@ -232,7 +232,7 @@ class ExtensionRegistry:
         self.flags[flag.name] = flag
         record.flags.append(flag.name)
 
-    def flag_value(self, name: str) -> Any:
+    def flag_value(self, name: str) -> object:
         flag = self.flags.get(name)
         if name in self.flag_values:
             value = self.flag_values[name]
@@ -254,7 +254,7 @@ class ExtensionRegistry:
     def add_integration(self, record: ExtensionRecord, name: str, factory: Callable[..., Any]) -> None:
         self.integrations[name] = factory
 
-    def integration(self, name: str, account: str | None) -> Any:
+    def integration(self, name: str, account: str | None) -> object:
         factory = self.integrations.get(name)
         if factory is None:
             known = ", ".join(sorted(self.integrations)) or "none"

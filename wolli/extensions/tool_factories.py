@@ -146,7 +146,7 @@ def with_tool_context(tool: ToolDefinition, host: ExtensionHost) -> ToolDefiniti
     """``tool`` whose ``execute`` receives a :class:`ToolContext` instead of the plain ctx."""
     original = tool.execute
 
-    async def execute(tool_call_id: str, params: object, signal: AbortSignal | None = None, on_update: object = None, ctx: ContextView | None = None) -> Any:
+    async def execute(tool_call_id: str, params: object, signal: AbortSignal | None = None, on_update: object = None, ctx: ContextView | None = None) -> object:
         result = original(tool_call_id, params, signal, on_update, ToolContext(ctx, host) if ctx is not None else None)
         return await result if inspect.isawaitable(result) else result
 

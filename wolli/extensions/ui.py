@@ -33,7 +33,7 @@ def option_label(option: object) -> str:
     return str(option)
 
 
-def option_value(option: object) -> Any:
+def option_value(option: object) -> object:
     """What choosing a ``select`` option answers: a dict's ``value``, else the option."""
     if isinstance(option, dict) and "value" in option:
         return option["value"]
@@ -45,7 +45,7 @@ class NullUI:
 
     has_ui = False
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
         return None
 
     async def confirm(
@@ -104,7 +104,7 @@ class NullUI:
     def open_url(self, url: str) -> None:
         pass
 
-    async def custom(self, factory: object, *, overlay: bool = False) -> Any:
+    async def custom(self, factory: object, *, overlay: bool = False) -> object:
         return None
 
     def add_autocomplete_provider(self, factory: object) -> None:
@@ -119,13 +119,13 @@ class NullUI:
     def set_editor_component(self, factory: object) -> None:
         pass
 
-    def get_editor_component(self) -> Any:
+    def get_editor_component(self) -> object:
         return None
 
     def get_all_themes(self) -> list[dict[str, Any]]:
         return []
 
-    def get_theme(self, name: str) -> Any:
+    def get_theme(self, name: str) -> object:
         return None
 
     def set_theme(self, theme: object) -> dict[str, Any]:

@@ -9,7 +9,6 @@ argument shapes of resumed sessions.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -46,7 +45,7 @@ EDIT_DESCRIPTION = (
 )
 
 
-def prepare_edit_arguments(args: object) -> Any:
+def prepare_edit_arguments(args: object) -> object:
     """Accept the older shapes: top-level ``old_text``/``new_text`` (or camelCase), camelCase
     keys inside ``edits``, and ``edits`` sent as a JSON string or a single object."""
     if not isinstance(args, dict):
@@ -73,7 +72,7 @@ def prepare_edit_arguments(args: object) -> Any:
     return out
 
 
-def _snake_edit(edit: object) -> Any:
+def _snake_edit(edit: object) -> object:
     if not isinstance(edit, dict):
         return edit
     fixed = dict(edit)

@@ -332,7 +332,7 @@ class LineOutput:
     # ------------------------------------------------------------------ extension renderers
 
     @property
-    def ui_theme(self) -> Any:
+    def ui_theme(self) -> object:
         from ...extensions.ui import PLAIN_THEME
 
         return self.theme if self.terminal.colour else PLAIN_THEME

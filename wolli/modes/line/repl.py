@@ -220,7 +220,7 @@ class LineRepl:
         finally:
             self.output.typed = 0
 
-    async def while_working(self, work: Awaitable[Any]) -> Any:
+    async def while_working(self, work: Awaitable[Any]) -> object:
         """Await ``work`` with Esc and Ctrl+C stopping the agent."""
         task = asyncio.ensure_future(work)
         self._running = task
@@ -411,7 +411,7 @@ class LineRepl:
     def _command_items(self) -> list[dict[str, Any]]:
         return self.commands.items() if self.host is not None else []
 
-    async def _argument_items(self, name: str, prefix: str) -> Any:
+    async def _argument_items(self, name: str, prefix: str) -> object:
         return await self.commands.argument_items(name, prefix) if self.host is not None else None
 
     def _report(self, text: str) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 from .framing import LineSplitter, decode_record, encode_record
 
 DIALOGS = ("select", "confirm", "input", "editor", "permission")  # ones the client answers
-LATER: Any = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)
+LATER: object = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)
 
 
 class RpcError(RuntimeError):

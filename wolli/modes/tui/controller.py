@@ -170,7 +170,7 @@ class TuiController:
         else:
             await session.prompt(text, images)
 
-    def shortcut(self, key: str) -> Any:
+    def shortcut(self, key: str) -> object:
         """The extension shortcut for a key event's name, once the session is up; None when
         there is none or a built-in key has it (the built-in wins)."""
         if self.host is None or self.session is None:

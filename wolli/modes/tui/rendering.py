@@ -104,7 +104,7 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             failed.append(on_error(exc))
         return failed[0]
 
-    def safe_render() -> Any:
+    def safe_render() -> object:
         try:
             return render()
         except Exception as exc:
@@ -135,7 +135,7 @@ class RenderContext:
         return self._app.theme_spec
 
     @property
-    def ui_theme(self) -> Any:
+    def ui_theme(self) -> object:
         return self._app.ui_theme
 
     @property

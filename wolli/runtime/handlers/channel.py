@@ -294,7 +294,7 @@ class Dispatcher:
                 event.messages = found["messages"]
         return event.messages
 
-    async def before_provider_request(self, event: Any, ctx: Any) -> Any:
+    async def before_provider_request(self, event: Any, ctx: Any) -> object:
         for handler in self.registry.for_event("before_provider_request"):
             ok, result = await self._call(handler, event, ctx)
             if ok and result is not None:
@@ -316,7 +316,7 @@ class Dispatcher:
                 event.system_prompt = decision.system_prompt = found["system_prompt"]
         return decision
 
-    async def message_end(self, event: Any, ctx: Any, parse: Callable[[Any], Any]) -> Any:
+    async def message_end(self, event: Any, ctx: Any, parse: Callable[[Any], Any]) -> object:
         """The finalized message after every handler; a role change is rejected and reported."""
         for handler in self.registry.for_event("message_end"):
             ok, result = await self._call(handler, event, ctx)

@@ -62,7 +62,7 @@ class ContextEvent:
 
 @dataclass(slots=True)
 class BeforeProviderRequestEvent:
-    payload: Any
+    payload: object
     model: Any = None
     type: str = field(default="before_provider_request", init=False)
 
@@ -98,7 +98,7 @@ class UserBashEvent:
 
 @dataclass(slots=True)
 class SessionBeforeCompactEvent:
-    preparation: Any
+    preparation: object
     branch_entries: list[Any]
     custom_instructions: str | None
     signal: AbortSignal | None

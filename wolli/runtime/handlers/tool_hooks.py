@@ -93,7 +93,7 @@ class ToolHooks:
             return messages
         return await self.dispatch.context(ContextEvent(copy.deepcopy(messages)), self.context())
 
-    async def on_payload(self, payload: object, model: Model) -> Any:
+    async def on_payload(self, payload: object, model: Model) -> object:
         if not self.dispatch.has("before_provider_request"):
             return None
         return await self.dispatch.before_provider_request(BeforeProviderRequestEvent(payload, model), self.context())

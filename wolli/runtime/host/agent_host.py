@@ -523,7 +523,7 @@ class AgentHost:
         value = self.settings.get("extensionTimeoutMs")
         self.handlers.timeout_s = value / 1000 if isinstance(value, int) and value > 0 else None
 
-    def start_auto_reload(self) -> Any:
+    def start_auto_reload(self) -> object:
         """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
         front ends call this), and follow the setting from then on: switching it in /settings
         starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""

@@ -93,7 +93,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self._observers: list[Observer] = []
         self._observer_snapshot: tuple[Observer, ...] = ()
         self._dispatch = Dispatcher(services.handlers, self._report_handler_error, self._log_handler_error)
-        self._ctx: Any = None
+        self._ctx: object = None
         self._state: RunState = "idle"
         self._idle = asyncio.Event()
         self._idle.set()
@@ -599,7 +599,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
             raise SessionClosedError(f"session {self.session_id} is closed")
 
 
-def _parse_message(value: object) -> Any:
+def _parse_message(value: object) -> object:
     """A handler's replacement message, validated: a dict, or a model built with
     ``model_copy(update=...)`` (which skips validation) is parsed again from its JSON."""
     if isinstance(value, dict):

@@ -78,7 +78,7 @@ def read_settings(settings: Any) -> SandboxSettings:
 class SandboxService:
     def __init__(self, host: Any) -> None:
         self.host = host
-        self._availability: Any = None
+        self._availability: object = None
         self._reported = False
         self._proxy: Any = None
         self._policy: tuple[Any, tuple[bool, Decision | None]] | None = None

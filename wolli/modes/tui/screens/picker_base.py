@@ -71,7 +71,7 @@ class PickerScreen(TimedDialog[Any]):
             index = self.values.index(keep) if keep is not None and keep in self.values else self.initial_index()
             self.results.highlighted = max(0, min(index, len(rows) - 1))
 
-    def highlighted_value(self) -> Any:
+    def highlighted_value(self) -> object:
         index = self.results.highlighted
         return self.values[index] if index is not None and 0 <= index < len(self.values) else None
 

@@ -33,7 +33,7 @@ class AssistantMessageView(Vertical):
         self._blocks: dict[int, tuple[Any, int]] = {}
         self.error: Static | None = None
         # Set before mounting (a row rebuilt from history): shown once mounted.
-        self.pending_message: Any = None
+        self.pending_message: object = None
         self._final = False
         self._ready = False  # mounted: children can be mounted into it
 
