@@ -78,7 +78,7 @@ def preload() -> None:
         pass
 
 
-_tls: Any = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
+_tls: object = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
 
 
 def _tls_context() -> Any:

@@ -20,7 +20,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, StreamOptions
@@ -41,6 +41,9 @@ from .summarize import (
 )
 from .summarize_pieces import MIN_CHUNK_CHARS, PieceSummary, input_budget_chars, summarize_in_pieces
 from .tokens import estimate_context_tokens, estimate_message_tokens
+
+if TYPE_CHECKING:
+    from .entries import SessionEntry
 
 SPLIT_TURN_HEADING = "**Turn Context (split turn):**"
 
@@ -66,18 +69,18 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
 # ---------------------------------------------------------------------------- entries -> messages
 
 
-def _carries_message(entry: Any) -> bool:
+def _carries_message(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry | CustomMessageEntry | BranchSummaryEntry)
 
 
-def _is_valid_cut(entry: Any) -> bool:
+def _is_valid_cut(entry: SessionEntry) -> bool:
     """Kept history may start here: anything that carries a message except a tool result."""
     if isinstance(entry, MessageEntry):
         return getattr(entry.message, "role", None) != "toolResult"
     return isinstance(entry, CustomMessageEntry | BranchSummaryEntry)
 
 
-def _is_turn_start(entry: Any) -> bool:
+def _is_turn_start(entry: SessionEntry) -> bool:
     """A turn begins with something the user (or an extension) put in: not a model answer."""
     if isinstance(entry, MessageEntry):
         return getattr(entry.message, "role", None) in ("user", "bashExecution", "custom")
@@ -224,7 +227,7 @@ class CompactionResult:
     first_kept_entry_id: str
     tokens_before: int
     # {"readFiles": [...], "modifiedFiles": [...]}
-    details: Any = None
+    details: object = None
     # Messages too large for any summary request (the last resort: left out, and said).
     dropped_messages: int = 0
     # Summary requests made (more than one when the history was larger than the window).

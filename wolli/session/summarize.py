@@ -79,7 +79,7 @@ def add_file_operations(messages: list[Any], ops: FileOperations) -> FileOperati
 _BLOCK_RE = re.compile(r"\n*<(read-files|modified-files)>\n(.*?)\n?</\1>", re.DOTALL)
 
 
-def add_previous_file_lists(details: Any, summary: str | None, ops: FileOperations) -> FileOperations:
+def add_previous_file_lists(details: object, summary: str | None, ops: FileOperations) -> FileOperations:
     """Carry the lists of an earlier compaction: its ``details``, else its summary's blocks.
 
     Reading the blocks back covers summaries an extension wrote with the same tags.
