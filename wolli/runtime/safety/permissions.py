@@ -18,6 +18,7 @@ from ...permissions.modes import ModeError, PermissionMode, parse_mode
 from ..events import NoticeEvent, PermissionModeChangeEvent
 
 if TYPE_CHECKING:  # imported on first use: a session that runs no tool never loads them
+    from ...extensions.host import ExtensionHost
     from ...permissions.policy import Context, Decision, RuleSet
     from ...permissions.store import LoadedRules, PermissionStore, Scope
     from .gate import PermissionGate
@@ -49,7 +50,7 @@ class StartingMode:
 class HostPermissions:
     """Rules and the starting mode for every session of one host."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
         self.cli_allow: list[str] = []
         self.cli_deny: list[str] = []

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import NoticeEvent
 
 if TYPE_CHECKING:
+    from ...extensions.host import ExtensionHost
     from ...permissions.policy import Decision
     from ...tools.environment import Environment
 
@@ -76,7 +77,7 @@ def read_settings(settings: Any) -> SandboxSettings:
 
 
 class SandboxService:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
         self._availability: object = None
         self._reported = False
