@@ -8,7 +8,10 @@ this run of the conversation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .services import SessionCore
 
 
 @dataclass
@@ -34,7 +37,7 @@ class SessionStats:
         return {**asdict(self), "total_tokens": self.total_tokens}
 
 
-def session_stats(session: Any) -> SessionStats:
+def session_stats(session: SessionCore) -> SessionStats:
     stats = SessionStats(session.session_file, session.session_id)
     for message in session.messages:
         role = getattr(message, "role", None)
