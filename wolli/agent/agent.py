@@ -175,11 +175,11 @@ class Agent:
 
     # ------------------------------------------------------------------ queues
 
-    def steer(self, message: AgentMessage) -> None:
+    def steer(self, message: AgentMessage | str | dict[str, Any]) -> None:
         """Deliver ``message`` after the current tool batch, before the next LLM call."""
         self._steering.append(_as_message(message))
 
-    def follow_up(self, message: AgentMessage) -> None:
+    def follow_up(self, message: AgentMessage | str | dict[str, Any]) -> None:
         """Deliver ``message`` once the agent would otherwise stop."""
         self._follow_ups.append(_as_message(message))
 

@@ -28,7 +28,7 @@ from .api_services import EventBus, ExecResult, run_command
 from .host import ContextView, ExtensionHost
 
 if TYPE_CHECKING:
-    from ..agent.messages import AgentMessage
+    from ..agent.messages import CustomMessage
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
@@ -97,7 +97,7 @@ class ToolFactoryAPI:
                    signal: AbortSignal | None = None) -> ExecResult:
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
-    def send_message(self, message: AgentMessage, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
+    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
         """A custom message into the active session (see ``ctx.session.send_message``)."""
         active = self._host.active
         if active is None:

@@ -24,7 +24,7 @@ from ..handlers.hook_events import streaming_behavior
 from .live_session import LiveSession
 
 if TYPE_CHECKING:
-    from ...agent.messages import AgentMessage
+    from ...agent.messages import CustomMessage
     from ...ai.types import Model
 
 
@@ -208,7 +208,7 @@ class SessionHandle:
     def get_system_prompt_options(self) -> Any:
         return self._live().system_prompt_options()
 
-    def send_message(self, message: AgentMessage, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[Any]:
+    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[Any]:
         session = self._live()
         deliver = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
         if deliver not in ("steer", "follow_up", "next_turn"):

@@ -67,7 +67,7 @@ class MessageQueue:
             self._queue_seen = current
             self._deliver(QueueUpdateEvent(list(current[0]), list(current[1])))
 
-    async def send_message(self, message: AgentMessage, *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
+    async def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
         """An extension's custom message (shown when ``display``; sent to the model)."""
         self._check_open()
         custom = to_custom_message(message)

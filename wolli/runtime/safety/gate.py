@@ -36,12 +36,13 @@ from ..events import NoticeEvent
 
 if TYPE_CHECKING:
     from ...agent.tool import ToolDefinition
+    from .guarded import GuardedSession
 
 
 class GateOwner(Protocol):
     """What the gate needs of its session's permissions (``permissions.SessionPermissions``)."""
 
-    session: Any
+    session: GuardedSession
     host: Any  # permissions.HostPermissions
     mode: PermissionMode
 
@@ -80,7 +81,7 @@ class PermissionGate:
         if decision.outcome == "deny":
             return BeforeToolCallResult(block=True, reason=decision.reason)
         session = self.owner.session
-        ui = session.services.ui  # type: ignore[attr-defined]
+        ui = session.services.ui
         suggested = tuple(suggest_rules(name, arguments, self.owner.host.store(session.cwd).where))
         if not getattr(ui, "has_ui", False) or not getattr(ui, "can_ask_permission", True):
             return BeforeToolCallResult(block=True, reason=_nobody_to_ask(name, decision, suggested, session))
@@ -127,8 +128,8 @@ class PermissionGate:
             session._deliver(NoticeEvent("info", f"saved {kind} rule {rule} for this project (/permissions)"))
 
 
-def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: object) -> str:
-    mode = session.services.mode  # type: ignore[attr-defined]
+def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: GuardedSession) -> str:
+    mode = session.services.mode
     rules = " ".join(f"'{r}'" for r in suggested) or f"'{name}'"
     return (f"Not run: this call needs the user's approval ({decision.reason}), and nobody can answer in "
             f"{mode} mode. The user can allow it with --allowed-tools {rules}, a permissions.allow rule in "

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported on first use: a session that runs no tool never lo
     from ...permissions.policy import Context, Decision, RuleSet
     from ...permissions.store import LoadedRules, PermissionStore, Scope
     from .gate import PermissionGate
+    from .guarded import GuardedSession
 
 # Front ends where someone can answer a question (the others start in ``yolo``).
 INTERACTIVE_MODES = frozenset({"tui", "plain", "acp"})
@@ -189,7 +190,7 @@ class SessionPermissions:
     """One session's mode and the checks of its tool calls."""
 
     # ``session`` is the LiveSession (not imported: it imports this module).
-    def __init__(self, session: Any, host_permissions: HostPermissions, mode: PermissionMode | None = None) -> None:
+    def __init__(self, session: GuardedSession, host_permissions: HostPermissions, mode: PermissionMode | None = None) -> None:
         self.session = session
         self.host = host_permissions
         start = host_permissions.starting_mode()
