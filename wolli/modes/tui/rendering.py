@@ -45,7 +45,7 @@ def as_renderable(value: Any, on_error: Callable[[BaseException], Text] | None =
     return Text(str(value))
 
 
-def _is_content(value: Any) -> bool:
+def _is_content(value: object) -> bool:
     try:
         from textual.content import Content
     except ImportError:  # pragma: no cover
@@ -107,7 +107,7 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             failed.append(on_error(exc))
         return failed[0]
 
-    def safe_render() -> Any:
+    def safe_render() -> object:
         try:
             return render()
         except Exception as exc:
@@ -148,7 +148,7 @@ class RenderContext:
         return self._app.theme_spec
 
     @property
-    def ui_theme(self) -> Any:
+    def ui_theme(self) -> object:
         return self._app.ui_theme
 
     @property

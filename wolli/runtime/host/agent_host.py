@@ -240,7 +240,7 @@ class AgentHost:
         if self.mcp is not None:
             await self.mcp.start(interactive=interactive, wait=wait)
 
-    def register_mcp_server(self, name: str, config: Any, owner: str) -> None:
+    def register_mcp_server(self, name: str, config: object, owner: str) -> None:
         link = self.mcp_link()
         link.register(name, config, owner)
 
@@ -523,7 +523,7 @@ class AgentHost:
         value = self.settings.get("extensionTimeoutMs")
         self.handlers.timeout_s = value / 1000 if isinstance(value, int) and value > 0 else None
 
-    def start_auto_reload(self) -> Any:
+    def start_auto_reload(self) -> object:
         """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
         front ends call this), and follow the setting from then on: switching it in /settings
         starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""
@@ -632,7 +632,7 @@ def _last_complete_exchange(manager: SessionManager) -> str | None:
     return branch[last].id if last >= 0 else None
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> Any:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

@@ -28,13 +28,14 @@ if TYPE_CHECKING:  # imported at the first change: a session that edits nothing 
     from ...session.checkpoints.blobs import BlobStore
     from ...session.checkpoints.git_capture import GitSnapshot
     from ...session.checkpoints.records import FileState, HashCache
+    from .guarded import GuardedSession
 
 FILE_TOOLS = frozenset({"edit", "write"})
 
 
 class TurnCheckpoints:
     # ``session`` is the LiveSession (not imported: it imports this module).
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: GuardedSession) -> None:
         self.session = session
         self._cache: HashCache | None = None
         self._store: BlobStore | None = None
