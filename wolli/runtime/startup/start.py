@@ -282,6 +282,10 @@ async def _start(
 def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     """Read this run's MCP configuration (small JSON files only); the MCP link and its
     modules are loaded only when a server is configured."""
+    from ...mcp.files import may_have_servers
+
+    if not may_have_servers(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config):
+        return []
     from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
