@@ -5,8 +5,9 @@ classes, dataclass methods, pydantic schemas, the session's entries). With the c
 their allocations trigger ~80 collections that walk the growing heap and free nothing
 (measured: ~44 ms of the print-mode import chain, 10 % of its CPU). ``pause`` turns the
 collector off before the heavy imports; ``resume``, once the session is up, moves everything
-alive then to the permanent generation (``gc.freeze``), so later collections skip it, and
-turns the collector back on. Only the caller that found it on turns it back on.
+alive then to the oldest generation (``gc.freeze`` then ``gc.unfreeze``), so young
+collections skip it while a full one can still free a cycle start-up left behind, and turns
+the collector back on. Only the caller that found it on turns it back on.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ def pause() -> None:
 
 
 def resume() -> None:
-    """Freeze what start-up built and collect as usual from here on (idempotent)."""
+    """Age what start-up built and collect as usual from here on (idempotent)."""
     global _paused
     if _paused:
         _paused = False
-        gc.freeze()
+        if gc.get_freeze_count() == 0:  # objects frozen by someone else stay frozen
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
