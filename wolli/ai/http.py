@@ -165,13 +165,42 @@ def _gave_up(error: Exception, attempts: int) -> Exception:
     return ProviderConnectionError(f"{error}{note}", kind)
 
 
+class _LazyTLSTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, split by scheme so that a plain-http server (a local model)
+    never makes Wolli load the CA bundle (~20 ms): the https pool gets the shared TLS
+    context when the first https request goes out. The plain pool's context trusts no
+    certificate, so it cannot be used to reach a TLS server unverified."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, httpx.AsyncHTTPTransport] = {}
+
+    def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
+        pool = self._pools.get(scheme)
+        if pool is None:
+            import ssl
+
+            context = _tls_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            pool = self._pools[scheme] = httpx.AsyncHTTPTransport(verify=context)
+        return pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._pool("http" if request.url.scheme == "http" else "https").handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for pool in list(self._pools.values()):
+            await pool.aclose()
+
+
 def get_client() -> httpx.AsyncClient:
     """One pooled client per event loop, sharing one TLS context."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
         _import_httpcore()
-        client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
+        if httpx._utils.get_environment_proxies():  # proxies are mounts made with ``verify``: eager
+            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
+        else:
+            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, transport=_LazyTLSTransport())
         _clients[loop] = client
     return client
 

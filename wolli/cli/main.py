@@ -336,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
         from ..modes.headless.one_shot import export_session
 
         return export_session(args)
+    from ..base import startup_gc
+
+    startup_gc.pause()  # turned back on once the session is up (runtime/startup/start.py)
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ai.types import ImageContent, Model, ThinkingLevel
+from ...base import startup_gc
 from ...config import paths
 from ...extensions.context import ExtensionUI
 from ..host.agent_host import AgentHost
@@ -181,12 +182,15 @@ async def start(
 
     ``before_start(session)`` runs just before ``session_start`` (json mode writes the
     session header there)."""
-    host, warnings = make_host(request, ui=ui)
     try:
-        return await _start(host, warnings, request, observers, registered_flags, before_start)
-    except StartupError as exc:
-        exc.warnings = warnings
-        raise
+        host, warnings = make_host(request, ui=ui)
+        try:
+            return await _start(host, warnings, request, observers, registered_flags, before_start)
+        except StartupError as exc:
+            exc.warnings = warnings
+            raise
+    finally:
+        startup_gc.resume()  # paused by the command line while the modules were imported
 
 
 async def _start(
@@ -278,6 +282,10 @@ async def _start(
 def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     """Read this run's MCP configuration (small JSON files only); the MCP link and its
     modules are loaded only when a server is configured."""
+    from ...mcp.files import may_have_servers
+
+    if not may_have_servers(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config):
+        return []
     from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
