@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...extensions.ui import NullUI
-from .output import ProtocolOutput
+from ..common.protocol_output import ProtocolOutput
 
 _PLACEMENTS = {"above_editor": "aboveEditor", "below_editor": "belowEditor",
                "aboveEditor": "aboveEditor", "belowEditor": "belowEditor"}
