@@ -52,7 +52,7 @@ Agent:
   --system-prompt TEXT      replace the built-in system prompt opening
   --append-system-prompt TEXT  add text at the end of the system prompt
   --permission-mode MODE    default, accept-edits, plan or yolo (docs/permissions.md);
-                            the TUI and --plain start in default, -p/json/rpc in yolo
+                            the TUI, --plain and acp start in default, -p/json/rpc in yolo
   --allowed-tools RULES     allow rules for this run, e.g. "Bash(git diff:*),Edit(src/**)"
   --disallowed-tools RULES  deny rules for this run, e.g. "Bash(rm:*) Read(~/.ssh/**)"
   -e, --extension PATH      load an extension file or folder (repeatable)
