@@ -105,8 +105,10 @@ async def test_bash_runs_in_the_editors_terminal(project: Path, models, loopback
 EXTENSION = '''
 def extension(wolli):
     async def greet(args, ctx):
+        color = await ctx.ui.select("Colour?", ["red", {"label": "Blue", "value": "b"}])
         ok = await ctx.ui.confirm("Greet?", "say hello to " + args)
-        ctx.ui.notify(f"greeted {args}: {ok} in {ctx.mode}")
+        name = await ctx.ui.input("Name?")
+        ctx.ui.notify(f"greeted {args}: {ok} in {ctx.mode}, colour {color}, input {name}")
 
     wolli.register_command("greet", handler=greet, description="Greets after asking")
 '''
@@ -127,9 +129,12 @@ async def test_slash_commands_are_listed_and_run(project: Path, models, loopback
         names = {c.name for c in listed.available_commands}
         assert {"greet", "review", "model", "session", "compact", "permissions"} <= names
         assert not names & {"quit", "new", "resume", "login", "copy"}
-        client.permission_answers = ["yes"]
+        client.permission_answers = ["1", "yes"]
         assert (await conn.prompt(session_id=sid, prompt=[text_block("/greet world")])).stop_reason == "end_turn"
-        assert "greeted world: True in acp" in client.text(sid)
+        assert "greeted world: True in acp, colour b, input None" in client.text(sid)
+        (select_call, select_options), (confirm_call, _) = client.permission_requests
+        assert select_call.title == "Colour?" and [o.name for o in select_options] == ["red", "Blue", "Cancel"]
+        assert confirm_call.title == "Greet?" and "say hello to world" in confirm_call.content[0].content.text
         assert (await conn.prompt(session_id=sid, prompt=[text_block("/review main.py")])).stop_reason == "end_turn"
         assert "Please review main.py carefully." in str(loopback.requests[0].json["messages"][-1])
         assert (await conn.prompt(session_id=sid, prompt=[text_block("/session")])).stop_reason == "end_turn"

@@ -32,8 +32,9 @@ log = logging.getLogger("wolli.acp")
 
 
 class WolliAgent:
-    def __init__(self, startup: HostStartup, ui: AcpUI) -> None:
+    def __init__(self, startup: HostStartup, ui: AcpUI, *, persist: bool = True) -> None:
         self.startup = startup
+        self.persist = persist  # --no-session: new sessions are not saved
         self.host = startup.host
         self.ui = ui
         self.client: Any = None
@@ -97,7 +98,8 @@ class WolliAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> Any:
         cwd = self._cwd(cwd)
         await self._connect_mcp(mcp_servers or [])
-        options = SessionOptions(cwd=cwd, model=self.startup.model, thinking_level=self.startup.thinking_level)
+        options = SessionOptions(cwd=cwd, model=self.startup.model, thinking_level=self.startup.thinking_level,
+                                 persist=self.persist)
         live = await self.host.create_session(options)
         session = self._adopt(live)
         self._later(self._announce(session))
@@ -268,9 +270,11 @@ async def serve(request: StartupRequest) -> int:
     startup = await start_host(request, ui=ui)
     for warning in startup.warnings:
         print(f"wolli: {warning}", file=sys.stderr, flush=True)
-    agent = WolliAgent(startup, ui)
+    agent = WolliAgent(startup, ui, persist=not request.no_session)
     agent_ref.append(agent)
-    startup.host.start_auto_reload()
+    startup.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
+    if startup.host.mcp is not None:  # configured servers start in the background
+        agent._later(startup.host.start_mcp(interactive=False))
     conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
     listening = loop.create_task(conn.listen())
     waiting = loop.create_task(stopped.wait())
