@@ -131,21 +131,17 @@ async def run_in_terminal(client: Any, session_id: str, base: Environment, comma
                                            env=env or None, output_byte_limit=TERMINAL_OUTPUT_LIMIT)
     terminal_id = created.terminal_id
     on_terminal(command, terminal_id)
-    sent = 0
     seen = ""
 
     async def pump() -> None:
-        nonlocal sent, seen
+        """New output since the last look goes to the tool's live view."""
+        nonlocal seen
         answer = await client.terminal_output(session_id=session_id, terminal_id=terminal_id)
         text = answer.output
-        new = text[len(seen):] if text.startswith(seen) else text  # a truncated start: send all
+        new = text[len(seen):] if text.startswith(seen) else text  # the client cut its start: all again
         seen = text
         if new and options.on_data is not None:
-            data = new.encode("utf-8")
-            sent += len(data)
-            options.on_data(data)
-        elif new:
-            sent += len(new)
+            options.on_data(new.encode("utf-8"))
 
     waiting = asyncio.ensure_future(client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal_id))
     loop = asyncio.get_running_loop()

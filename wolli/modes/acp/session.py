@@ -58,6 +58,9 @@ class AcpSession:
         """Text of the agent's message (a notice, a command's output)."""
         self.stream.text("agent_message_chunk", text if text.endswith("\n") else text + "\n")
 
+    async def flush(self) -> None:
+        await self.stream.drained()
+
     def _on_event(self, event: Any) -> None:
         kind = event.type
         if kind == "message_update":
@@ -71,7 +74,7 @@ class AcpSession:
             self.stream.update(updates.tool_start(event.tool_call_id, event.tool_name, event.args, self.live.cwd))
         elif kind == "tool_execution_update":
             if event.tool_call_id not in self._in_terminal:
-                text = updates._result_text(event.partial_result)
+                text = updates.result_text(event.partial_result)
                 self.stream.update(updates.tool_progress(event.tool_call_id, text))
         elif kind == "tool_execution_end":
             self._tool_end(event)

@@ -52,6 +52,10 @@ class AcpSession(Protocol):
 
     def proposed_diff(self, tool_name: str, args: dict[str, Any]) -> Any: ...
 
+    async def flush(self) -> None:
+        """Until the updates queued so far reached the client (the tool call a question is about)."""
+        ...
+
 
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 CURRENT: contextvars.ContextVar[AcpSession | None] = contextvars.ContextVar("wolli_acp_session", default=None)
@@ -79,6 +83,7 @@ class AcpUI(NullUI):
         session = self.session()
         if session is None or (signal is not None and getattr(signal, "aborted", False)):
             return None
+        await session.flush()
         asking = asyncio.ensure_future(session.client.request_permission(
             session_id=session.id, tool_call=tool_call, options=options))
         remove = _on_abort(signal, asking)

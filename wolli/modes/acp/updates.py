@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,7 +41,7 @@ class UpdateStream:
 
     def __init__(self, send: Send) -> None:
         self._send = send
-        self._items: list[Any] = []  # ("text", kind, [pieces]) or an update model
+        self._items: deque[Any] = deque()  # [kind, [pieces]] of text, or an update model
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -88,7 +89,7 @@ class UpdateStream:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            item = self._items.pop(0)
+            item = self._items.popleft()
             if isinstance(item, list):
                 kind, pieces = item
                 item = _CHUNK_TYPES[kind](session_update=kind, content=schema.TextContentBlock(
@@ -107,19 +108,19 @@ def tool_start(tool_call_id: str, name: str, args: Any, cwd: str, diff: Any = No
     described = describe_call(tool_call_id, name, args if isinstance(args, dict) else {}, cwd)
     return schema.ToolCallStart(
         session_update="tool_call", tool_call_id=tool_call_id, title=described.title, kind=described.kind,
-        status="in_progress", locations=_locations(described.locations, args), raw_input=args,
+        status="pending", locations=_locations(described.locations, args), raw_input=args,
         content=[diff] if diff is not None else None,
     )
 
 
 def tool_progress(tool_call_id: str, text: str) -> Any:
-    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=tool_call_id,
+    return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=tool_call_id, status="in_progress",
                                    content=[text_content(text)] if text else None)
 
 
 def tool_end(tool_call_id: str, result: Any, is_error: bool, diff: Any = None, line: int | None = None,
              path: str | None = None) -> Any:
-    text = _result_text(result)
+    text = result_text(result)
     content: list[Any] = []
     if diff is not None and not is_error:
         content.append(diff)
@@ -143,7 +144,7 @@ def text_content(text: str) -> Any:
     return schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))
 
 
-def _result_text(result: Any) -> str:
+def result_text(result: Any) -> str:
     if result is None:
         return ""
     content = getattr(result, "content", None)
