@@ -44,6 +44,8 @@ async def test_prompt_streams_chunks_and_ends_the_turn(project: Path, models, lo
         assert answer.stop_reason == "end_turn"
         assert client.text(session.session_id) == "Hello from the loopback model, in several pieces."
         assert len(client.of(session.session_id, "agent_message_chunk")) >= 1
+        [usage] = client.of(session.session_id, "usage_update")
+        assert usage.size == 32000 and 0 < usage.used < 32000  # the context window of models.json
     sent = loopback.requests[0].json
     assert sent["messages"][-1]["content"] in ("hi", [{"type": "text", "text": "hi"}])
 

@@ -221,6 +221,7 @@ class AcpSession:
                 self.say(str(exc))
             except NoModelError as exc:
                 raise RequestError.internal_error({"message": str(exc)}) from None
+            self._report_usage()
             await self.stream.drained()
             return self._stop_reason(before)
         finally:
@@ -240,6 +241,13 @@ class AcpSession:
         if last.stop_reason == "error":
             raise RequestError.internal_error({"message": last.error_message or "the model's answer failed"})
         return "end_turn"
+
+    def _report_usage(self) -> None:
+        """How full the context window is, once per turn (``usage_update``)."""
+        usage = self.live.context_usage()
+        if usage["context_window"]:
+            self.stream.update(schema.UsageUpdate(session_update="usage_update", used=max(0, int(usage["tokens"])),
+                                                  size=int(usage["context_window"])))
 
     def cancel(self) -> None:
         self.cancelled = True
