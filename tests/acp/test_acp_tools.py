@@ -156,3 +156,31 @@ async def test_modes_and_config_options(project: Path, models, loopback) -> None
         assert any(o.id == "thought_level" for o in answer.config_options)  # a reasoning model
         answer = await conn.set_config_option(config_id="thought_level", session_id=sid, value="high")
         assert next(o for o in answer.config_options if o.id == "thought_level").current_value == "high"
+
+
+THREADED = '''
+def extension(wolli):
+    def threaded(tool_call_id, params, signal, on_update, ctx):  # sync: runs in a worker thread
+        import asyncio
+
+        ok = asyncio.run(ctx.ui.confirm("From a thread?"))
+        return {"content": [{"type": "text", "text": f"thread confirmed={ok}"}]}
+
+    wolli.register_tool({"name": "threaded", "description": "Asks from a worker thread",
+                         "parameters": {"type": "object", "properties": {}}, "execute": threaded})
+'''
+
+
+async def test_a_question_from_a_tools_worker_thread_reaches_the_editor(project: Path, models, loopback,
+                                                                         tmp_path: Path) -> None:
+    extension = tmp_path / "threaded.py"
+    extension.write_text(THREADED)
+    loopback.push(tool_call_answer("threaded", {}), text_answer("Asked."))
+    async with editor(project, *MODEL, "-e", str(extension), "--permission-mode", "yolo") as (conn, client, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        sid = session.session_id
+        client.permission_answers = ["yes"]
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("ask")])).stop_reason == "end_turn"
+        [(call, _)] = client.permission_requests
+        assert call.title == "From a thread?"
+        assert "thread confirmed=True" in client.of(sid, "tool_call_update")[-1].raw_output["content"]

@@ -57,7 +57,7 @@ class WolliAgent:
                                    write=bool(getattr(fs, "write_text_file", False)),
                                    terminal=bool(getattr(caps, "terminal", False)))
         return schema.InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,  # the one version there is (the client's, or it disconnects)
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True, audio=False),
@@ -267,6 +267,7 @@ async def serve(request: StartupRequest) -> int:
     transport = await StdioTransport.open(stopped.set)
     agent_ref: list[WolliAgent] = []
     ui = AcpUI(lambda: next(iter(agent_ref[0].sessions.values()), None) if agent_ref and len(agent_ref[0].sessions) == 1 else None)
+    ui.loop = loop
     startup = await start_host(request, ui=ui)
     for warning in startup.warnings:
         print(f"wolli: {warning}", file=sys.stderr, flush=True)

@@ -74,13 +74,22 @@ class AcpUI(NullUI):
     def __init__(self, fallback: Callable[[], AcpSession | None]) -> None:
         # The session asked about when no prompt is running (an extension's timer...).
         self._fallback = fallback
+        self.loop: asyncio.AbstractEventLoop | None = None  # the connection's, set once serving
 
     def session(self) -> AcpSession | None:
         return CURRENT.get() or self._fallback()
 
     async def _ask(self, tool_call: Any, options: list[Any], signal: Any, timeout: float | None) -> str | None:
         """The chosen option id, or None (cancelled, timed out, aborted, nobody there)."""
-        session = self.session()
+        running = asyncio.get_running_loop()
+        if self.loop is not None and running is not self.loop:  # a tool's worker thread asks
+            future = asyncio.run_coroutine_threadsafe(
+                self._ask_on_loop(self.session(), tool_call, options, signal, timeout), self.loop)
+            return await asyncio.wrap_future(future)
+        return await self._ask_on_loop(self.session(), tool_call, options, signal, timeout)
+
+    async def _ask_on_loop(self, session: AcpSession | None, tool_call: Any, options: list[Any], signal: Any,
+                           timeout: float | None) -> str | None:
         if session is None or (signal is not None and getattr(signal, "aborted", False)):
             return None
         await session.flush()
