@@ -84,6 +84,8 @@ class AcpSession:
             self.stream.update(self.config_update())
         elif kind in ("model_select", "thinking_level_select"):
             self.stream.update(self.config_update())
+        elif kind == "session_start" and event.reason == "reload":  # /reload: commands may have changed
+            self.stream.update(self.commands_update())
         elif kind == "notice":
             self.say(event.message if event.level == "info" else f"{event.level.capitalize()}: {event.message}")
         elif kind == "extension_error":
