@@ -148,3 +148,19 @@ async def test_bad_messages_get_errors_and_the_agent_stays_up(project: Path, mod
         process.stdin.close()
         code = await asyncio.wait_for(process.wait(), 20)
     assert code == 0  # stdin closed: a clean exit
+
+
+async def test_embedded_context_and_links_reach_the_model(project: Path, models, loopback) -> None:
+    from acp import embedded_text_resource, resource_block, resource_link_block
+
+    note = project / "note.md"
+    loopback.push(text_answer("Seen."))
+    async with editor(project, *MODEL) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        prompt = [text_block("look at these"),
+                  resource_block(embedded_text_resource(f"file://{note}", "# buffer text of the note")),
+                  resource_link_block(name="main.py", uri=f"file://{project}/main%20file.py")]
+        assert (await conn.prompt(session_id=session.session_id, prompt=prompt)).stop_reason == "end_turn"
+    sent = json.dumps(loopback.requests[0].json["messages"][-1])
+    assert f'<context ref=\\"{note}\\">\\n# buffer text of the note\\n</context>' in sent
+    assert f"{project}/main file.py" in sent
