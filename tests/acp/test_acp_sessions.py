@@ -164,3 +164,20 @@ async def test_embedded_context_and_links_reach_the_model(project: Path, models,
     sent = json.dumps(loopback.requests[0].json["messages"][-1])
     assert f'<context ref=\\"{note}\\">\\n# buffer text of the note\\n</context>' in sent
     assert f"{project}/main file.py" in sent
+
+
+def _finishing(reason: str, text: str):
+    reply = text_answer(text)
+    reply.body = reply.body.replace(b'"finish_reason": "stop"', f'"finish_reason": "{reason}"'.encode())
+    assert reason.encode() in reply.body
+    return reply
+
+
+async def test_stop_reasons_for_the_output_limit_and_a_refusal(project: Path, models, loopback) -> None:
+    loopback.push(_finishing("length", "An answer cut by the output"), _finishing("content_filter", "I will"))
+    async with editor(project, *MODEL) as (conn, client, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        sid = session.session_id
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("long")])).stop_reason == "max_tokens"
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("bad")])).stop_reason == "refusal"
+        assert "content filter" in client.text(sid)

@@ -224,8 +224,10 @@ class AcpSession:
             except NoModelError as exc:
                 raise RequestError.internal_error({"message": str(exc)}) from None
             self._report_usage()
-            await self.stream.drained()
-            return self._stop_reason(before)
+            try:
+                return self._stop_reason(before)
+            finally:  # what the turn said reaches the editor before its answer
+                await self.stream.drained()
         finally:
             CURRENT.reset(token)
 
@@ -240,6 +242,9 @@ class AcpSession:
             return "max_tokens"
         if last.stop_reason == "aborted":
             return "cancelled"
+        if last.stop_reason == "error" and _refused(last):
+            self.say("\n\n" + (last.error_message or "The model refused to answer."))
+            return "refusal"
         if last.stop_reason == "error":
             raise RequestError.internal_error({"message": last.error_message or "the model's answer failed"})
         return "end_turn"
@@ -295,3 +300,9 @@ class AcpSession:
         except TimeoutError:
             pass
         self.stream.close()
+
+
+def _refused(message: Any) -> bool:
+    """The provider declined to answer (Anthropic's ``refusal``, a content filter)."""
+    return getattr(message, "error_kind", None) == "content_filter" or "(stop reason refusal)" in str(
+        message.error_message or "")
