@@ -169,9 +169,12 @@ class WolliAgent:
             if getattr(server, "command", None) is not None:
                 raw = {"command": server.command, "args": list(server.args or []),
                        "env": {e.name: e.value for e in server.env or []}}
-            else:
+            elif getattr(server, "url", None) is not None:
                 raw = {"type": getattr(server, "type", "http"), "url": server.url,
                        "headers": {h.name: h.value for h in server.headers or []}}
+            else:
+                raise RequestError.invalid_params(
+                    {"message": f"MCP server {server.name!r}: only stdio, http and sse servers are supported"})
             try:
                 link.manager.add(parse_server(server.name, raw, "cli", "ACP client (session/new)", os.environ))
             except ValueError as exc:
