@@ -268,14 +268,12 @@ async def serve(request: StartupRequest) -> int:
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
     transport = await StdioTransport.open(stopped.set)
-    agent_ref: list[WolliAgent] = []
-    ui = AcpUI(lambda: next(iter(agent_ref[0].sessions.values()), None) if agent_ref and len(agent_ref[0].sessions) == 1 else None)
+    ui = AcpUI()
     ui.loop = loop
     startup = await start_host(request, ui=ui)
     for warning in startup.warnings:
         print(f"wolli: {warning}", file=sys.stderr, flush=True)
     agent = WolliAgent(startup, ui, persist=not request.no_session)
-    agent_ref.append(agent)
     startup.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
     if startup.host.mcp is not None:  # configured servers start in the background
         agent._later(startup.host.start_mcp(interactive=False))

@@ -10,8 +10,8 @@ ACP has one question form, a tool call with options, so:
 - ``input`` and ``editor`` have no form in ACP: they answer ``None`` at once, as in the
   other modes where nobody can type (``has_ui`` is true because the questions above do
   reach a person; an extension that needs free text checks ``ctx.mode == "acp"``);
-- ``notify`` becomes text of the agent's message in the session it concerns (a line on
-  stderr when no session is current); statuses, widgets, titles and themes have no place
+- ``notify`` becomes text of the agent's message in the turn it happens in (outside a turn,
+  a line on stderr, which editors keep in their agent log); statuses, widgets, titles and themes have no place
   in an editor's thread and do nothing (as in print mode).
 
 Which session asks is known from the task: a prompt runs with its session in
@@ -71,13 +71,13 @@ _PERMISSION_OPTIONS: tuple[tuple[str, str, OptionKind], ...] = (
 class AcpUI(NullUI):
     has_ui = True
 
-    def __init__(self, fallback: Callable[[], AcpSession | None]) -> None:
-        # The session asked about when no prompt is running (an extension's timer...).
-        self._fallback = fallback
+    def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None  # the connection's, set once serving
 
     def session(self) -> AcpSession | None:
-        return CURRENT.get() or self._fallback()
+        """The session of the running turn; None outside turns (a ``session_start`` handler,
+        a timer): an editor shows an agent's messages inside turns only."""
+        return CURRENT.get()
 
     async def _ask(self, tool_call: Any, options: list[Any], signal: Any, timeout: float | None) -> str | None:
         """The chosen option id, or None (cancelled, timed out, aborted, nobody there)."""
