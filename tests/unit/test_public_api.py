@@ -60,12 +60,13 @@ def test_the_extension_context_is_typed():
 
     hints = get_type_hints(wolli.ExtensionContext)
     assert hints["session"] is SessionHandle and hints["ui"] is wolli.ExtensionUI
-    assert set(get_args(hints["mode"])) == {"tui", "plain", "rpc", "json", "print"}
+    assert set(get_args(hints["mode"])) == {"tui", "plain", "rpc", "json", "print", "acp"}
 
 
 def test_every_ui_offers_the_documented_surface():
     """``ExtensionUI`` lists what docs/extensions.md documents; each mode's ``ctx.ui`` has it."""
     from wolli.extensions.ui import NullUI
+    from wolli.modes.acp.ui import AcpUI
     from wolli.modes.line.ui import LineUI
     from wolli.modes.rpc.ui import RpcUI
     from wolli.modes.tui.ui_bridge import TuiUI
@@ -73,7 +74,7 @@ def test_every_ui_offers_the_documented_surface():
 
     members = {name for name in dir(wolli.ExtensionUI) if not name.startswith("_")}
     assert {"select", "confirm", "input", "editor", "notify", "set_widget", "set_footer", "theme"} <= members
-    for ui in (NullUI, LineUI, RpcUI, TuiUI, ScriptedUI):
+    for ui in (NullUI, LineUI, RpcUI, TuiUI, ScriptedUI, AcpUI):
         assert members <= set(dir(ui)), (ui.__name__, members - set(dir(ui)))
 
 

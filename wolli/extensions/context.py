@@ -16,9 +16,10 @@ from ..ai.abort import AbortSignal
 if TYPE_CHECKING:
     from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
-# Where the extension runs: the full-screen app, the line mode, RPC, json and print mode.
-ExtensionMode = Literal["tui", "plain", "rpc", "json", "print"]
-MODES: tuple[ExtensionMode, ...] = ("tui", "plain", "rpc", "json", "print")
+# Where the extension runs: the full-screen app, the line mode, RPC, json and print mode, and
+# inside an editor over the Agent Client Protocol (docs/acp.md).
+ExtensionMode = Literal["tui", "plain", "rpc", "json", "print", "acp"]
+MODES: tuple[ExtensionMode, ...] = ("tui", "plain", "rpc", "json", "print", "acp")
 NotifyLevel = Literal["info", "warning", "error"]
 WidgetPlacement = Literal["above_editor", "below_editor"]
 

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .framing import LineSplitter, decode_record, encode_record
+from ..common.framing import LineSplitter, decode_record, encode_record
 
 DIALOGS = ("select", "confirm", "input", "editor", "permission")  # ones the client answers
 LATER: object = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)

@@ -35,13 +35,13 @@ from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
+from ..common.framing import LineSplitter, OversizedRecord, decode_record
+from ..common.protocol_output import ProtocolOutput
 from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
 )
 from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
-from .framing import LineSplitter, OversizedRecord, decode_record
-from .output import ProtocolOutput
 from .ui import RpcUI, UiResponseError
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI
-from .output import ProtocolOutput
+from ..common.protocol_output import ProtocolOutput
 
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI

@@ -140,6 +140,9 @@ class AgentHost:
         self.api_key_overrides: dict[str, str] = {}
         # MCP servers (wolli.mcp): created only when one is configured or registered.
         self.mcp: McpLink | None = None
+        # A front end that serves files or runs commands itself (ACP: the editor's buffers
+        # and terminals) gives each session's tools its own environments: (files, shell).
+        self.session_environments: Callable[[Environment, ToolOwner], tuple[Environment, Environment]] | None = None
 
     # ------------------------------------------------------------------ services
 
@@ -177,7 +180,10 @@ class AgentHost:
         from .builtin_tools import create_builtin_tools
 
         mcp_tools = self.mcp.tools(session) if self.mcp is not None else []
-        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools, *mcp_tools]
+        env = shell_env = self.environment(cwd)
+        if self.session_environments is not None and session is not None:
+            env, shell_env = self.session_environments(env, session)
+        return [*create_builtin_tools(env, shell_env), *self.extra_tools, *mcp_tools]
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)

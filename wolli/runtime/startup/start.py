@@ -201,28 +201,7 @@ async def _start(
     registered_flags: dict[str, Any] | None,
     before_start: Callable[[LiveSession], Any] | None,
 ) -> Startup:
-    extensions = host.extensions
-    host.cwd = os.path.abspath(request.cwd)
-    host.apply_handler_timeout()
-    _configure_permissions(host, request, warnings)
-    extensions.configure(
-        settings_paths=settings_paths(host.settings.get("extensions")),
-        cli_paths=request.extension_paths,
-        tool_settings_paths=settings_paths(host.settings.get("customTools")),
-        tool_cli_paths=request.tool_paths,
-        enabled=not request.no_extensions,
-    )
-    warnings += await extensions.load(request.cwd)
-    warnings += _configure_mcp(host, request)
-    flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
-    extensions.set_flag_values(flags)
-    model, model_level = resolve_model(host, request)
-    if request.api_key:
-        if model is None:
-            raise StartupError("--api-key needs --model (or --provider) to know which provider it is for", USAGE)
-        host.api_key_overrides[model.provider] = request.api_key
-    _check_tools(host, request.tools)
-
+    flags, model, model_level = await _prepare(host, warnings, request, registered_flags)
     persist = not request.no_session
     if persist and not request.session:
         problem = _session_folder_problem(host, request.cwd)
@@ -277,6 +256,57 @@ async def _start(
     host.set_active(session)
     await session.start("startup")
     return Startup(host, session, prompts, warnings, flags)
+
+
+@dataclass
+class HostStartup:
+    """A host ready to open sessions, what ``--model``/``--thinking`` asked for them, and
+    the configuration problems found on the way."""
+
+    host: AgentHost
+    model: Model | None
+    thinking_level: ThinkingLevel | None
+    warnings: list[str]
+
+
+async def start_host(request: StartupRequest, *, ui: ExtensionUI | None = None) -> HostStartup:
+    """The host without a session: for a client whose sessions come later and are named by
+    it (ACP's ``session/new`` and ``session/load``)."""
+    host, warnings = make_host(request, ui=ui)
+    try:
+        _, model, model_level = await _prepare(host, warnings, request, None)
+    except StartupError as exc:
+        exc.warnings = warnings
+        raise
+    return HostStartup(host, model, request.thinking or model_level, warnings)
+
+
+async def _prepare(
+    host: AgentHost, warnings: list[str], request: StartupRequest, registered_flags: dict[str, Any] | None,
+) -> tuple[dict[str, str | bool], Model | None, ThinkingLevel | None]:
+    """Everything before a session: permissions, extensions, MCP, flags, the model, the tools."""
+    extensions = host.extensions
+    host.cwd = os.path.abspath(request.cwd)
+    host.apply_handler_timeout()
+    _configure_permissions(host, request, warnings)
+    extensions.configure(
+        settings_paths=settings_paths(host.settings.get("extensions")),
+        cli_paths=request.extension_paths,
+        tool_settings_paths=settings_paths(host.settings.get("customTools")),
+        tool_cli_paths=request.tool_paths,
+        enabled=not request.no_extensions,
+    )
+    warnings += await extensions.load(request.cwd)
+    warnings += _configure_mcp(host, request)
+    flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
+    extensions.set_flag_values(flags)
+    model, model_level = resolve_model(host, request)
+    if request.api_key:
+        if model is None:
+            raise StartupError("--api-key needs --model (or --provider) to know which provider it is for", USAGE)
+        host.api_key_overrides[model.provider] = request.api_key
+    _check_tools(host, request.tools)
+    return flags, model, model_level
 
 
 def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:

@@ -1,4 +1,4 @@
-"""Strict JSONL framing of the RPC protocol, shared by the server and ``wolli.modes.rpc.client``.
+"""Strict JSONL framing shared by the RPC and ACP servers and ``wolli.modes.rpc.client``.
 
 A record ends at ``\\n`` and nowhere else: a trailing ``\\r`` is dropped (``\\r\\n`` input is
 fine), and ``U+2028``/``U+2029``, legal inside JSON strings, never split a record (Python's
