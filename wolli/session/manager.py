@@ -37,6 +37,7 @@ from .entries import (
     ModelChangeEntry,
     SessionHeader,
     SessionInfoEntry,
+    SubagentOrigin,
     TagsEntry,
     ThinkingLevelChangeEntry,
     new_entry_id,
@@ -48,6 +49,8 @@ from .tags import fold_tags
 # rest (answers, tool results) only survives a killed Wolli, not a power loss; syncing each
 # of them would cost a disk flush per entry while streaming (docs/sessions.md, "Crashes").
 SYNCED_ROLES = frozenset({"user"})
+# Subagents' sessions live in this folder beside their parent's file (out of /resume's list).
+SUBAGENT_FOLDER = "subagents"
 
 
 class SessionLookupError(LookupError):
@@ -109,12 +112,16 @@ class SessionManager:
         session_dir: str | os.PathLike[str] | None = None,
         *,
         parent_session: str | None = None,
+        subagent: SubagentOrigin | None = None,
+        folder: str | os.PathLike[str] | None = None,
     ) -> SessionManager:
-        """A new session in ``<session_dir>/<cwd slug>/``; written at its first message."""
+        """A new session in ``<session_dir>/<cwd slug>/`` (or in ``folder``); written at its
+        first message."""
         cwd = os.path.abspath(cwd)
         session_id = str(uuid.uuid4())
-        header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
-        path = _new_session_path(_root(session_dir) / cwd_slug(cwd), session_id)
+        header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session, subagent=subagent)
+        where = Path(folder) if folder is not None else _root(session_dir) / cwd_slug(cwd)
+        path = _new_session_path(where, session_id)
         from .checkpoints.restore import recover_beside
 
         recover_beside(path)  # a rewind of this folder killed midway: finished before anything runs
@@ -213,6 +220,8 @@ class SessionManager:
         if cwd is not None:
             scopes.append(_jsonl_in(root / cwd_slug(cwd)))
         scopes.append(all_session_files(root))
+        if cwd is not None:  # subagents' sessions, kept out of the listings beside their parents
+            scopes.append(_jsonl_in(root / cwd_slug(cwd) / SUBAGENT_FOLDER))
         for files in scopes:
             matches = _match_prefix(files, prefix)
             if len(matches) == 1:

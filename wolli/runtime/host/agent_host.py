@@ -75,6 +75,9 @@ class HandlerContext:
     mode: ExtensionMode
     # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
     permissions: Any = None
+    # In a subagent's session: which child this is (``id``, ``name``, ``parent_session_id``,
+    # ``tool_call_id``; docs/subagents.md); None in a top-level session.
+    subagent: Any = None
 
     @property
     def permission_mode(self) -> str:
@@ -140,6 +143,11 @@ class AgentHost:
         self.api_key_overrides: dict[str, str] = {}
         # MCP servers (wolli.mcp): created only when one is configured or registered.
         self.mcp: McpLink | None = None
+        from ..subagents.catalog import SubagentCatalog
+
+        # Subagent definitions (docs/subagents.md) and the children running now, by id.
+        self.subagents = SubagentCatalog(self.home, self.settings)
+        self.subagent_runs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ services
 
@@ -177,7 +185,19 @@ class AgentHost:
         from .builtin_tools import create_builtin_tools
 
         mcp_tools = self.mcp.tools(session) if self.mcp is not None else []
-        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools, *mcp_tools]
+        builtins = create_builtin_tools(self.environment(cwd))
+        if session is not None and self._delegates(session):
+            from ..subagents.task_tool import create_task_tool
+
+            builtins.append(create_task_tool(self, session))
+        return [*builtins, *self.extra_tools, *mcp_tools]
+
+    def _delegates(self, session: ToolOwner) -> bool:
+        """Whether ``session`` gets the ``task`` tool: top-level sessions, unless settings
+        ``subagents.enabled`` is false (a child never delegates further)."""
+        if (self.settings.get("subagents") or {}).get("enabled") is False:
+            return False
+        return session.session_manager.get_header().subagent is None
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)
@@ -509,6 +529,7 @@ class AgentHost:
         self.apply_handler_timeout()
         self._resources.clear()
         self._environments.clear()
+        self.subagents.clear()
         if self._model_registry is not None:
             self._model_registry.refresh()
         self.extensions.settings_paths = [str(p) for p in self.settings.get("extensions") or []]

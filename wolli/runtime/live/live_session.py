@@ -219,6 +219,11 @@ class LiveSession:
             except Exception:  # an observer's bug must not break the run or its siblings
                 log.exception("observer %r failed on %s", observer, getattr(event, "type", event))
 
+    def publish(self, event: Any) -> None:
+        """Hand ``event`` to the front ends only (a child's event, which its own session
+        already passed through the handlers)."""
+        self._deliver(event)
+
     async def emit(self, event: Any) -> None:
         """Handlers (awaited, notification only), then observers."""
         if self._dispatch.has(event.type):
@@ -465,6 +470,12 @@ class LiveSession:
                 await self._run_command(command, parsed[0], parsed[1])
                 return "command"
         return await self._submit(text, images, source, streaming_behavior)
+
+    async def submit(self, text: str, *, source: InputSource = "extension") -> str:
+        """Like :meth:`prompt`, but the text is never a slash command (a subagent's task,
+        written by a model, must not run an extension's command)."""
+        self._check_open()
+        return await self._submit(text, [], source, None)
 
     async def _run_command(self, command: Any, name: str, args: str) -> None:
         """An extension command; when it raises, the traceback goes to the extension log and

@@ -1,0 +1,151 @@
+"""Subagents end to end on the runtime: the ``task`` tool, children as linked sessions.
+
+Only the model is scripted (a loopback server speaking the OpenAI wire format); the host,
+the sessions, their files, the tools and the permission gate are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.loopback import json_reply
+from tests.support.openai_chat import text_answer, tool_call_answer, tool_calls_answer, write_models_json
+from tests.support.subagents import Router, system_prompt, tool_messages, tool_names, write_definition
+from wolli.config import paths
+from wolli.runtime.host.agent_host import AgentHost
+from wolli.runtime.live.options import SessionOptions
+
+
+def task(name: str, prompt: str, call_id: str) -> tuple[str, dict[str, str], str]:
+    return ("task", {"subagent_type": name, "description": f"{name} job", "prompt": prompt}, call_id)
+
+
+@pytest.fixture
+def router(loopback, wolli_home):
+    write_models_json(wolli_home, loopback.url + "/v1")
+    found = Router({"alpha": "ALPHA-MARKER", "beta": "BETA-MARKER"})
+    found.install(loopback)
+    return found
+
+
+async def start(project: Path, **options):
+    host = AgentHost()
+    model = host.model_registry.find("local", "local-model")
+    session = await host.start(SessionOptions(cwd=str(project), model=model, **options))
+    events: list = []
+    session.observe(events.append)
+    return host, session, events
+
+
+def children_dir(host: AgentHost, session) -> Path:
+    return Path(session.session_file).parent / "subagents"
+
+
+async def test_two_children_run_at_once_each_with_its_own_prompt_and_tools(router, project):
+    home = paths.agent_home()
+    write_definition(home / "subagents", "alpha", "You are ALPHA-MARKER, a reader.", tools="Read")
+    write_definition(home / "subagents", "beta", "You are BETA-MARKER, a searcher.", tools="Grep, LS")
+    router.rendezvous = {"alpha", "beta"}
+    router.script("parent", tool_calls_answer([task("alpha", "read the readme", "call_a"),
+                                               task("beta", "find the tests", "call_b")]),
+                  text_answer("both reported"))
+    router.script("alpha", text_answer("alpha found the readme"))
+    router.script("beta", text_answer("beta found three tests"))
+    host, session, events = await start(project)
+    await session.prompt("delegate both")
+    await host.shutdown()
+
+    assert router.met, "the children's requests did not overlap: they ran one after the other"
+    alpha, beta = router.requests["alpha"][0], router.requests["beta"][0]
+    assert tool_names(alpha) == ["read"] and tool_names(beta) == ["grep", "ls"]
+    assert "ALPHA-MARKER" in system_prompt(alpha) and "BETA-MARKER" not in system_prompt(alpha)
+    assert "BETA-MARKER" in system_prompt(beta) and "ALPHA-MARKER" not in system_prompt(beta)
+    assert "You are Wolli, an expert" not in system_prompt(alpha) + system_prompt(beta)
+    assert [m for m in alpha.json["messages"] if m["role"] == "user"][0]["content"] == "read the readme"
+    parent_first, parent_second = router.requests["parent"]
+    assert "task" in tool_names(parent_first)
+    description = next(t for t in parent_first.json["tools"] if t["function"]["name"] == "task")["function"]
+    assert "- alpha: the alpha subagent" in description["description"]
+    results = tool_messages(parent_second)
+    assert any("alpha found the readme" in r for r in results) and any("beta found three tests" in r for r in results)
+
+    kinds = [e.type for e in events]
+    assert kinds.count("subagent_start") == 2 and kinds.count("subagent_end") == 2
+    assert {e.name for e in events if e.type == "subagent_event"} == {"alpha", "beta"}
+    # Linked sessions: the parent's results name the children, the children's headers the parent.
+    results = [e.message for e in session.session_manager.get_entries()
+               if getattr(getattr(e, "message", None), "role", None) == "toolResult"]
+    for result in results:
+        child_file = Path(result.details["sessionFile"])
+        assert child_file.parent == children_dir(host, session)
+        header = json.loads(child_file.read_text().splitlines()[0])
+        assert header["parentSession"] == session.session_file
+        assert header["subagent"]["name"] == result.details["subagent"]
+        assert header["subagent"]["toolCallId"] == result.tool_call_id
+        assert header["id"] == result.details["sessionId"]
+
+
+async def test_a_definition_denies_a_tool_the_child_then_asks_for(router, project):
+    home = paths.agent_home()
+    write_definition(home / "subagents", "alpha", "You are ALPHA-MARKER.", disallowedTools="Bash, Write, Edit")
+    router.script("parent", tool_call_answer("task", task("alpha", "run ls", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", tool_call_answer("bash", {"command": "echo hi > made.txt"}, "b1"), text_answer("could not"))
+    host, session, _ = await start(project, permission_mode="yolo")
+    await session.prompt("go")
+    await host.shutdown()
+    first = router.requests["alpha"][0]
+    assert "bash" not in tool_names(first) and "write" not in tool_names(first) and "read" in tool_names(first)
+    assert "Tool bash not found" in tool_messages(router.requests["alpha"][1])[0]
+    assert not (project / "made.txt").exists()
+
+
+async def test_a_child_that_may_not_ask_is_refused_and_says_so(router, project):
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.")
+    router.script("parent", tool_call_answer("task", task("alpha", "make a file", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", tool_call_answer("write", {"path": "x.txt", "content": "x"}, "w1"), text_answer("blocked"))
+    host, session, _ = await start(project, permission_mode="default")
+    await session.prompt("go")
+    await host.shutdown()
+    refusal = tool_messages(router.requests["alpha"][1])[0]
+    assert "the subagent 'alpha' may not ask the user" in refusal
+    assert not (project / "x.txt").exists()
+
+
+async def test_plan_mode_binds_children_even_when_their_file_says_bypass(router, project):
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.",
+                     permissionMode="bypassPermissions")
+    router.script("parent", tool_call_answer("task", task("alpha", "make a file", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", tool_call_answer("write", {"path": "x.txt", "content": "x"}, "w1"), text_answer("planned"))
+    host, session, _ = await start(project, permission_mode="plan")
+    await session.prompt("go")
+    await host.shutdown()
+    assert "Plan mode" in system_prompt(router.requests["alpha"][0])
+    assert not (project / "x.txt").exists()
+
+
+async def test_a_failing_child_is_the_tools_error_and_the_parent_goes_on(router, project):
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.")
+    router.script("parent", tool_call_answer("task", task("alpha", "do it", "c1")[1], "c1"), text_answer("it failed"))
+    router.script("alpha", json_reply(400, {"error": {"message": "model exploded"}}))
+    host, session, events = await start(project)
+    await session.prompt("go")
+    await host.shutdown()
+    result = next(e.message for e in session.session_manager.get_entries()
+                  if getattr(getattr(e, "message", None), "role", None) == "toolResult")
+    assert result.is_error and "model exploded" in result.content[0].text
+    assert result.details["status"] == "error" and result.details["sessionId"]
+    end = next(e for e in events if e.type == "subagent_end")
+    assert end.status == "error" and "model exploded" in end.error
+    assert session.messages[-1].text() == "it failed"
+
+
+async def test_an_unknown_subagent_is_an_error_listing_the_real_ones(router, project):
+    router.script("parent", tool_call_answer("task", task("nobody", "x", "c1")[1], "c1"), text_answer("ok"))
+    host, session, _ = await start(project)
+    await session.prompt("go")
+    await host.shutdown()
+    text = tool_messages(router.requests["parent"][1])[0]
+    assert "no subagent named 'nobody'" in text and "general-purpose" in text
