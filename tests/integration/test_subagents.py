@@ -149,3 +149,133 @@ async def test_an_unknown_subagent_is_an_error_listing_the_real_ones(router, pro
     await host.shutdown()
     text = tool_messages(router.requests["parent"][1])[0]
     assert "no subagent named 'nobody'" in text and "general-purpose" in text
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    return data[data.rfind(")") + 2] not in "ZX"
+
+
+async def test_abort_stops_both_running_children_and_their_processes(router, project):
+    import asyncio
+
+    from tests.support.waiting import wait_until
+
+    for name, marker in (("alpha", "ALPHA-MARKER"), ("beta", "BETA-MARKER")):
+        write_definition(paths.agent_home() / "subagents", name, f"You are {marker}.", tools="Bash")
+    router.script("parent", tool_calls_answer([task("alpha", "wait", "c1"), task("beta", "wait", "c2")]))
+    for name in ("alpha", "beta"):
+        router.script(name, tool_call_answer("bash", {"command": f"echo $$ > {name}.pid; exec sleep 47.123"}, "b1"))
+    host, session, events = await start(project, permission_mode="yolo")
+    run = asyncio.create_task(session.prompt("go"))
+    pid_files = [project / "alpha.pid", project / "beta.pid"]
+    await wait_until(lambda: all(p.exists() and p.read_text().strip().isdigit() for p in pid_files), 15, "both sleeps")
+    pids = [int(p.read_text()) for p in pid_files]
+    assert all(_alive(pid) for pid in pids)
+    session.abort()
+    await asyncio.wait_for(run, 15)
+    await wait_until(lambda: not any(_alive(pid) for pid in pids), 10, "the children's processes to end")
+    ends = [e for e in events if e.type == "subagent_end"]
+    assert sorted(e.status for e in ends) == ["aborted", "aborted"]
+    assert not host.subagent_runs
+    await host.shutdown()
+
+
+CLAUDE_CODE_REVIEWER = """---
+name: code-reviewer
+description: Expert code review specialist. Proactively reviews code for quality, security, and
+  maintainability. Use immediately after writing or modifying code.
+tools: Read, Grep, Glob, Bash, WebFetch
+model: sonnet
+color: blue
+---
+
+You are a senior code reviewer (CC-REVIEWER-MARKER) ensuring high standards of code quality.
+
+When invoked:
+1. Run git diff to see recent changes
+2. Focus on modified files
+"""
+
+
+async def test_a_claude_code_agent_file_works_unchanged_once_the_project_is_approved(router, project):
+    (project / ".claude" / "agents").mkdir(parents=True)
+    (project / ".claude" / "agents" / "code-reviewer.md").write_text(CLAUDE_CODE_REVIEWER)
+    router.markers["reviewer"] = "CC-REVIEWER-MARKER"
+    router.script("parent", tool_call_answer("task", task("nobody", "x", "c0")[1], "c0"), text_answer("ok"))
+    host, session, _ = await start(project)
+    await session.prompt("before approval")
+    assert "code-reviewer" not in json.dumps(router.requests["parent"][0].json["tools"])
+    assert host.subagents.load(str(project)).project_verdict == "unknown"
+    assert host.subagents.approve_project(str(project)) == ["code-reviewer"]
+    session.refresh_tools()
+    router.script("parent", tool_call_answer("task", task("code-reviewer", "review the diff", "c1")[1], "c1"),
+                  text_answer("reviewed"))
+    router.script("reviewer", text_answer("looks good"))
+    await session.prompt("review")
+    await host.shutdown()
+    request = router.requests["reviewer"][0]
+    assert system_prompt(request).startswith("You are a senior code reviewer (CC-REVIEWER-MARKER)")
+    assert tool_names(request) == ["read", "bash", "grep", "find"]
+    assert "looks good" in tool_messages(router.requests["parent"][-1])[-1]
+    description = next(t for t in router.requests["parent"][-2].json["tools"] if t["function"]["name"] == "task")
+    assert "- code-reviewer: Expert code review specialist. Proactively reviews" in description["function"]["description"]
+
+
+WATCHER = '''
+seen = []
+
+
+def extension(wolli):
+    wolli.register_subagent({"name": "gamma", "description": "counts things",
+                             "prompt": "You are GAMMA-MARKER.", "tools": ["Read", "Bash"]})
+
+    def start(event, ctx):
+        seen.append(("start", event.name, ctx.subagent))
+
+    def end(event, ctx):
+        seen.append(("end", event.name, event.status, event.result))
+
+    def tool_call(event, ctx):
+        seen.append(("tool_call", event.tool_name, ctx.subagent.name if ctx.subagent else None))
+        if ctx.subagent is not None and event.tool_name == "bash":
+            return {"block": True, "reason": "no shell for children"}
+
+    wolli.on("subagent_start", start)
+    wolli.on("subagent_end", end)
+    wolli.on("tool_call", tool_call)
+'''
+
+
+async def test_extensions_register_subagents_and_see_their_events_and_tool_calls(router, project, tmp_path):
+    import sys
+
+    source = tmp_path / "watcher.py"
+    source.write_text(WATCHER)
+    router.markers["gamma"] = "GAMMA-MARKER"
+    router.script("parent", tool_call_answer("task", task("gamma", "count", "c1")[1], "c1"), text_answer("ok"))
+    router.script("gamma", tool_call_answer("bash", {"command": "echo hi"}, "b1"), text_answer("counted 3"))
+    host = AgentHost()
+    host.extensions.configure(packages=False, cli_paths=[str(source)])
+    await host.extensions.load(str(project))
+    model = host.model_registry.find("local", "local-model")
+    session = await host.start(SessionOptions(cwd=str(project), model=model, permission_mode="yolo"))
+    await session.prompt("go")
+    record = next(r for r in host.extensions.registry.records if r.source.path == source)
+    seen = sys.modules[record.module_name].seen
+    assert tool_names(router.requests["gamma"][0]) == ["read", "bash"]
+    assert "no shell for children" in tool_messages(router.requests["gamma"][1])[0]
+    assert ("tool_call", "task", None) in seen and ("tool_call", "bash", "gamma") in seen
+    start = next(s for s in seen if s[0] == "start")
+    assert start[1] == "gamma" and start[2] is None  # the parent's handler: no ctx.subagent
+    assert ("end", "gamma", "done", "counted 3") in seen
+    handle = host.handle(session)
+    links = handle.session_manager.get_subagent_sessions()
+    assert [(link.name, link.status) for link in links] == [("gamma", "done")]
+    assert handle.session_manager.get_subagent_sessions(links[0].entry_id) == links
+    assert record.info()["subagents"] == ["gamma"]
+    await host.shutdown()

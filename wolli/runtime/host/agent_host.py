@@ -146,7 +146,7 @@ class AgentHost:
         from ..subagents.catalog import SubagentCatalog
 
         # Subagent definitions (docs/subagents.md) and the children running now, by id.
-        self.subagents = SubagentCatalog(self.home, self.settings)
+        self.subagents = SubagentCatalog(self.home, self.settings, self.extensions.registry.subagents)
         self.subagent_runs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ services

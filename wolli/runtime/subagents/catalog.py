@@ -60,10 +60,11 @@ class Loaded:
 
 
 class SubagentCatalog:
-    def __init__(self, home: Path, settings: Any) -> None:
+    def __init__(self, home: Path, settings: Any, registered: dict[str, SubagentDefinition] | None = None) -> None:
         self.home = home
         self.settings = settings
-        self.registered: dict[str, SubagentDefinition] = {}
+        # Extensions' definitions (the extension registry's live dict: a reload empties it).
+        self.registered: dict[str, SubagentDefinition] = registered if registered is not None else {}
         self._directories: list[Path] = []
         self._cache: dict[str, Loaded] = {}
 
