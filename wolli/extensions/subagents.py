@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..config.subagent_files import SubagentDefinition, SubagentFileError, load_subagent_file, parse_subagent_text
+from ..config.subagent_files import (
+    SubagentDefinition,
+    SubagentFileError,
+    load_subagent_file,
+    parse_subagent_text,
+)
 
 # Accepted dict keys: Claude Code's front-matter names and their snake_case spellings.
 _KEYS = {

@@ -19,7 +19,7 @@ from ...interactive.tree_rows import FILTER_HELP, FILTERS, TreeRow, tree_rows
 from .picker_base import PickerScreen
 
 KIND_STYLE = {"user": "bold", "assistant": "", "tool": "italic", "bash": "italic", "summary": "italic",
-              "custom": "italic", "setting": "italic"}
+              "custom": "italic", "setting": "italic", "subagent": "italic"}
 
 
 class TreePicker(PickerScreen):
