@@ -279,3 +279,46 @@ async def test_extensions_register_subagents_and_see_their_events_and_tool_calls
     assert handle.session_manager.get_subagent_sessions(links[0].entry_id) == links
     assert record.info()["subagents"] == ["gamma"]
     await host.shutdown()
+
+
+async def test_a_child_allowed_to_ask_asks_through_the_parents_ui_under_its_name(router, project):
+    from wolli.testing import ScriptedUI
+
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.", askUser="true")
+    router.script("parent", tool_call_answer("task", task("alpha", "make a file", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", tool_call_answer("write", {"path": "x.txt", "content": "x"}, "w1"), text_answer("made it"))
+    ui = ScriptedUI().answer("permission", "allow_once")
+    host = AgentHost(ui=ui, mode="tui")
+    model = host.model_registry.find("local", "local-model")
+    session = await host.start(SessionOptions(cwd=str(project), model=model, permission_mode="default"))
+    await session.prompt("go")
+    await host.shutdown()
+    assert [r.reason.split(":")[0] for r in ui.permission_requests] == ["subagent alpha"]
+    assert (project / "x.txt").read_text() == "x"
+    result = next(e.message for e in session.session_manager.get_entries()
+                  if getattr(getattr(e, "message", None), "role", None) == "toolResult")
+    assert result.details["changedFiles"] == ["x.txt"] and "Files changed: x.txt" in result.content[0].text
+
+
+async def test_parallel_children_are_bounded_by_the_setting(router, project, wolli_home):
+    (wolli_home / "settings.json").write_text(json.dumps({"subagents": {"maxParallel": 1}}))
+    for name, marker in (("alpha", "ALPHA-MARKER"), ("beta", "BETA-MARKER")):
+        write_definition(paths.agent_home() / "subagents", name, f"You are {marker}.")
+    seen_running: list[int] = []
+    host_ref: list[AgentHost] = []
+
+    def answer(name: str):
+        def reply(request):
+            seen_running.append(len(host_ref[0].subagent_runs))
+            return text_answer(f"{name} done")
+        return reply
+
+    router.script("parent", tool_calls_answer([task("alpha", "a", "c1"), task("beta", "b", "c2")]), text_answer("ok"))
+    router.script("alpha", answer("alpha"))
+    router.script("beta", answer("beta"))
+    host, session, _ = await start(project)
+    host_ref.append(host)
+    await session.prompt("go")
+    await host.shutdown()
+    assert seen_running == [1, 1]
+    assert all("done" in r for r in tool_messages(router.requests["parent"][1]))

@@ -109,3 +109,16 @@ def test_unknown_tool_names_are_reported_but_claude_code_only_ones_are_not():
 ])
 def test_a_child_is_never_looser_than_its_parent(parent, requested, expected):
     assert child_mode(parent, requested) == expected
+
+
+def test_the_shipped_examples_load_as_claude_code_would_read_them():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "subagents"
+    found = {d.name: d for d in map(load_subagent_file, sorted(folder.glob("*.md")))}
+    assert set(found) == {"code-reviewer", "test-runner", "explorer"}
+    assert select_tools(found["explorer"], TOOLS).names == ["read", "grep", "find", "ls"]
+    assert found["explorer"].permission_mode == "plan"
+    assert "write" not in select_tools(found["code-reviewer"], TOOLS).names
+    assert "bash" in select_tools(found["test-runner"], TOOLS).names
+    assert all(d.ignored == () and d.description and d.system_prompt for d in found.values())

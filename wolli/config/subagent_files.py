@@ -12,6 +12,7 @@ definition read before an MCP server is up still names that server's tools.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +64,7 @@ class SubagentDefinition:
     ignored: tuple[str, ...] = field(default=())
 
 
-def load_subagent_file(path: str | Path) -> SubagentDefinition:
+def load_subagent_file(path: str | os.PathLike[str]) -> SubagentDefinition:
     """Read one definition file; raises :class:`SubagentFileError` with a clear reason."""
     path = Path(path)
     try:

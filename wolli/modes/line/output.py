@@ -155,6 +155,7 @@ class LineOutput:
         """One line per step of a child (docs/subagents.md): never its tokens."""
         from ..interactive import subagent_lines
 
+        line: str | None
         if event.type == "subagent_start":
             line = subagent_lines.start_line(event)
         elif event.type == "subagent_end":

@@ -391,7 +391,17 @@ class AgentHost:
             session.observe(observer)
         self.set_active(session)
         await session.start("startup")
+        self._mention_project_subagents(session)
         return session
+
+    def _mention_project_subagents(self, session: LiveSession) -> None:
+        """The project has subagent files the user has not answered for: say how to use them."""
+        if not self._delegates(session):
+            return
+        loaded = self.subagents.load(session.cwd)
+        if loaded.project_verdict == "unknown" and loaded.project_names:
+            session.notice("info", f"{loaded.project_dir} defines subagents ({', '.join(loaded.project_names)}); "
+                                   "they are used once you approve them: /agents approve")
 
     async def create_session(
         self, options: SessionOptions | None = None, *, setup: Callable[[Any], Any] | None = None
