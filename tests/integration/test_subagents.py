@@ -322,3 +322,28 @@ async def test_parallel_children_are_bounded_by_the_setting(router, project, wol
     await host.shutdown()
     assert seen_running == [1, 1]
     assert all("done" in r for r in tool_messages(router.requests["parent"][1]))
+
+
+async def test_a_childs_session_start_cannot_take_over_the_parents_screen(router, project, tmp_path):
+    from wolli.testing import ScriptedUI
+
+    source = tmp_path / "status.py"
+    source.write_text("def extension(wolli):\n"
+                      "    def start(event, ctx):\n"
+                      "        ctx.ui.set_status('who', ctx.subagent.name if ctx.subagent else 'parent')\n"
+                      "        ctx.ui.notify('started')\n"
+                      "    wolli.on('session_start', start)\n")
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.")
+    router.script("parent", tool_call_answer("task", task("alpha", "x", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", text_answer("fine"))
+    ui = ScriptedUI()
+    host = AgentHost(ui=ui, mode="tui")
+    host.extensions.configure(packages=False, cli_paths=[str(source)])
+    await host.extensions.load(str(project))
+    model = host.model_registry.find("local", "local-model")
+    session = await host.start(SessionOptions(cwd=str(project), model=model))
+    await session.prompt("go")
+    await host.shutdown()
+    assert ui.statuses == {"who": "parent"}
+    assert ("[alpha] started", "info") in ui.notifications and ("started", "info") in ui.notifications
+    assert not host._handles or all(h._session is session for h in host._handles.values())

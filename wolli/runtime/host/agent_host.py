@@ -225,6 +225,10 @@ class AgentHost:
             found = self._handles[id(session)] = SessionHandle(session, self)
         return found
 
+    def release_handle(self, session: LiveSession) -> None:
+        """Forget the handle of a session that is not resident (a subagent's, once it ended)."""
+        self._handles.pop(id(session), None)
+
     def find_command(self, name: str) -> Any:
         found = self.commands.get(name)
         if found is None and self.mcp is not None and name.startswith("mcp__"):

@@ -133,8 +133,22 @@ class ChildUI:
         self._parent.notify(f"[{self._name}] {message}", level)
 
     def __getattr__(self, name: str) -> Any:
-        # Status, widgets, theme...: the parent's, as they are.
-        return getattr(self._parent, name)
+        if name in _SCREEN_SETTERS:
+            # A child has no screen of its own: an extension setting up its status, widgets
+            # or editor on a child's session_start must not take over the parent's.
+            return _ignore
+        return getattr(self._parent, name)  # getters and the theme: the parent's, as they are
+
+
+_SCREEN_SETTERS = frozenset({
+    "set_status", "set_widget", "set_footer", "set_title", "set_editor_text", "paste_to_editor",
+    "set_editor_component", "set_working_message", "set_working_visible", "set_working_indicator",
+    "set_tools_expanded", "add_autocomplete_provider", "set_header",
+})
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    return None
 
 
 class ChildServices:

@@ -187,6 +187,7 @@ async def run_child(
             stop()
         follow_mode()
         await _close(child)
+        host.release_handle(child)
         host.subagent_runs.pop(info.id, None)
         await parent.emit(SubagentEndEvent(
             info.id, info.name, tool_call_id, status, text, error, progress.elapsed_ms(), progress.turns,
