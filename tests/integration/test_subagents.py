@@ -347,3 +347,23 @@ async def test_a_childs_session_start_cannot_take_over_the_parents_screen(router
     assert ui.statuses == {"who": "parent"}
     assert ("[alpha] started", "info") in ui.notifications and ("started", "info") in ui.notifications
     assert not host._handles or all(h._session is session for h in host._handles.values())
+
+
+async def test_rewinding_the_parent_undoes_what_its_children_changed(router, project):
+    (project / "a.txt").write_text("old a\n")
+    for name, marker in (("alpha", "ALPHA-MARKER"), ("beta", "BETA-MARKER")):
+        write_definition(paths.agent_home() / "subagents", name, f"You are {marker}.")
+    router.script("parent", tool_calls_answer([task("alpha", "edit a", "c1"), task("beta", "write b", "c2")]),
+                  text_answer("both changed files"))
+    router.script("alpha", tool_call_answer("write", {"path": "a.txt", "content": "new a\n"}, "call_1"),
+                  text_answer("a changed"))
+    router.script("beta", tool_call_answer("write", {"path": "b.txt", "content": "new b\n"}, "call_1"),
+                  text_answer("b made"))
+    host, session, _ = await start(project, permission_mode="yolo")
+    await session.prompt("change files")
+    assert (project / "a.txt").read_text() == "new a\n" and (project / "b.txt").exists()
+    result = await session.rewind(scope="code", on_conflict="overwrite")
+    await host.shutdown()
+    assert (project / "a.txt").read_text() == "old a\n"
+    assert not (project / "b.txt").exists()
+    assert sorted(Path(p).name for p in result.restored + result.removed) == ["a.txt", "b.txt"]

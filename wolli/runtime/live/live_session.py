@@ -115,7 +115,10 @@ class LiveSession:
         from ..safety.permissions import SessionPermissions
 
         self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
-        self.checkpoints = TurnCheckpoints(self)
+        # A subagent's services hand it its parent's checkpoints (its edits are the parent's
+        # turn's: /rewind there undoes them); every other session keeps its own.
+        make_checkpoints = getattr(services, "make_checkpoints", None)
+        self.checkpoints = make_checkpoints(self) if make_checkpoints is not None else TurnCheckpoints(self)
         hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)

@@ -154,9 +154,10 @@ def _ignore(*args: Any, **kwargs: Any) -> None:
 class ChildServices:
     """The host's services for one child session (see the module docstring)."""
 
-    def __init__(self, host: Any, ui: ChildUI, info_ref: list[SubagentInfo]) -> None:
+    def __init__(self, host: Any, ui: ChildUI, info_ref: list[SubagentInfo], parent_checkpoints: Any = None) -> None:
         self._host = host
         self.ui = ui
+        self._parent_checkpoints = parent_checkpoints
         # Filled once the child's session id is known (the session is built with these).
         self._info_ref = info_ref
 
@@ -175,3 +176,44 @@ class ChildServices:
     def handler_context(self, session: Any) -> Any:
         base = self._host.handler_context(session)
         return dataclasses.replace(base, ui=self.ui, subagent=self.info)
+
+    def make_checkpoints(self, session: Any) -> Any:
+        """The child's file checkpoints go into its parent's turn (see :class:`ChildCheckpoints`)."""
+        if self._parent_checkpoints is None:
+            from ..safety.checkpointing import TurnCheckpoints
+
+            return TurnCheckpoints(session)
+        return ChildCheckpoints(self._parent_checkpoints, self._info_ref)
+
+
+class ChildCheckpoints:
+    """A child's view of its parent's :class:`~..safety.checkpointing.TurnCheckpoints`.
+
+    What a child edits, writes or changes with a command is recorded in the parent's
+    session, in the parent's turn, so ``/rewind`` to before the user's message that led to
+    the ``task`` call restores the children's changes too (docs/checkpoints.md). Tool call
+    ids are prefixed with the child's id (two children may both have a ``call_1``); the
+    parent settles files changed more than once when its own run ends, and keeps its store.
+    """
+
+    def __init__(self, parent: Any, info_ref: list[SubagentInfo]) -> None:
+        self._parent = parent
+        self._info_ref = info_ref
+
+    def _id(self, tool_call_id: str) -> str:
+        return f"{self._info_ref[0].id if self._info_ref else 'subagent'}:{tool_call_id}"
+
+    async def before(self, tool_call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        await self._parent.before(self._id(tool_call_id), name, arguments)
+
+    async def after(self, tool_call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        await self._parent.after(self._id(tool_call_id), name, arguments)
+
+    def forget_files(self, paths: list[str]) -> None:
+        self._parent.forget_files(paths)
+
+    def settle(self) -> None:
+        pass  # the parent's run is still going: it settles at its end
+
+    def close(self) -> None:
+        pass  # the store is the parent's

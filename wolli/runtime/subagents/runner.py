@@ -131,7 +131,8 @@ async def run_child(
 
     model, model_note = resolve_model(definition.model, parent.model, host.model_registry)
     info_ref: list[SubagentInfo] = []
-    services = ChildServices(host, ChildUI(host.ui, definition.name, may_ask(definition)), info_ref)
+    services = ChildServices(host, ChildUI(host.ui, definition.name, may_ask(definition)), info_ref,
+                             parent.checkpoints)
     manager = _child_manager(parent, definition, tool_call_id)
     manager.claim_writer()
     options = SessionOptions(
