@@ -55,3 +55,13 @@ def test_rpc_streams_child_events_and_opens_the_childs_session(project, loopback
         assert messages[-1]["role"] == "assistant" and "two files: a and b" in json.dumps(messages[-1])
         state = client.request({"type": "get_state"})
         assert state["sessionId"] == end["subagentId"]
+
+
+def test_a_childs_session_is_found_by_id_for_export_and_session(project, loopback, wolli_home, tmp_path):
+    _setup(loopback, wolli_home)
+    result = wolli(["--mode", "json", *MODEL, "scout it"], project)
+    end = next(json.loads(line) for line in result.stdout.splitlines() if '"subagent_end"' in line)
+    out = tmp_path / "child.html"
+    exported = wolli(["--export", end["subagentId"][:8], str(out)], tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    assert "list the files" in out.read_text() and "two files: a and b" in out.read_text()

@@ -220,8 +220,10 @@ class SessionManager:
         if cwd is not None:
             scopes.append(_jsonl_in(root / cwd_slug(cwd)))
         scopes.append(all_session_files(root))
-        if cwd is not None:  # subagents' sessions, kept out of the listings beside their parents
+        # Subagents' sessions, kept out of the listings beside their parents: this folder's, then all.
+        if cwd is not None:
             scopes.append(_jsonl_in(root / cwd_slug(cwd) / SUBAGENT_FOLDER))
+        scopes.append(_subagent_files(root))
         for files in scopes:
             matches = _match_prefix(files, prefix)
             if len(matches) == 1:
@@ -639,6 +641,15 @@ def _jsonl_in(folder: Path) -> list[str]:
             return [e.path for e in it if e.name.endswith(".jsonl") and e.is_file()]
     except OSError:
         return []
+
+
+def _subagent_files(root: Path) -> list[str]:
+    try:
+        with os.scandir(root) as it:
+            folders = [e.path for e in it if e.is_dir()]
+    except OSError:
+        return []
+    return [path for folder in folders for path in _jsonl_in(Path(folder) / SUBAGENT_FOLDER)]
 
 
 def _session_id_of(path: str) -> str | None:
