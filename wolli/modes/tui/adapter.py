@@ -159,7 +159,9 @@ class EventAdapter:
         old = self.tool_rows[tool_call_id]
         row = _row_class(old.tool_name)(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
         row.set_state(old.state)
-        row.result, row.elapsed_s = old.result, old.elapsed_s
+        row.result, row.elapsed_s, row.started_at = old.result, old.elapsed_s, old.started_at
+        if isinstance(row, SubagentRow) and isinstance(old, SubagentRow):
+            row.steps, row.stream = old.steps, old.stream  # a child's transcript so far
         self.tool_rows[tool_call_id] = row
         return row
 
