@@ -367,3 +367,17 @@ async def test_rewinding_the_parent_undoes_what_its_children_changed(router, pro
     assert (project / "a.txt").read_text() == "old a\n"
     assert not (project / "b.txt").exists()
     assert sorted(Path(p).name for p in result.restored + result.removed) == ["a.txt", "b.txt"]
+
+
+async def test_max_turns_stops_a_child_and_its_last_words_are_the_answer(router, project):
+    write_definition(paths.agent_home() / "subagents", "alpha", "You are ALPHA-MARKER.", maxTurns="1", tools="LS")
+    router.script("parent", tool_call_answer("task", task("alpha", "look", "c1")[1], "c1"), text_answer("ok"))
+    router.script("alpha", tool_call_answer("ls", {}, "l1", text="Looking at the folder first."),
+                  text_answer("never asked for"))
+    host, session, events = await start(project)
+    await session.prompt("go")
+    await host.shutdown()
+    assert len(router.requests["alpha"]) == 1
+    result = tool_messages(router.requests["parent"][1])[0]
+    assert result.startswith("Looking at the folder first.") and "(stopped after 1 turns" in result
+    assert next(e for e in events if e.type == "subagent_end").status == "done"
