@@ -24,6 +24,7 @@ from typing import Any
 from .api import ExtensionAPI, as_tool
 from .api_services import EventBus
 from .hooks import HookDefinition, discover_hooks
+from .host import ContextView, ExtensionHost
 from .loader import ExtensionLoadError, ExtensionSource, describe_failure, discover, forget, import_source
 from .registry import ExtensionRecord, ExtensionRegistry
 from .tool_factories import (
@@ -40,7 +41,7 @@ from .tool_factories import (
 
 
 class ExtensionManager:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
         self.bus = EventBus(on_error=self._bus_error)
         self.registry = ExtensionRegistry(self.bus)
@@ -105,19 +106,7 @@ class ExtensionManager:
 
     async def load(self, cwd: str = ".") -> list[str]:
         """Load every extension; returns the problems found (also kept in ``errors``)."""
-        self.errors = []
-        if not self.enabled:
-            return []
-        sources, problems = discover(
-            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages
-        )
-        for problem in problems:
-            self._report(problem)
-        for rank, source in enumerate(sources):
-            await self._load_one(source, rank, reloading=False)
-        self._load_hooks(len(sources))
-        await self._load_tool_factories(cwd, len(self.registry.records))
-        return list(self.errors)
+        return await self._load_all(cwd, reloading=False)
 
     async def reload(self, cwd: str = ".") -> list[str]:
         """Forget every registration and module, then load everything again from disk."""
@@ -129,6 +118,10 @@ class ExtensionManager:
             self.host.model_registry.unregister_provider(name)
         self.registry.clear()
         self.bus.clear()
+        return await self._load_all(cwd, reloading=True)
+
+    async def _load_all(self, cwd: str, *, reloading: bool) -> list[str]:
+        """Extensions in load order, then hooks, then tool factories (docs/extensions.md)."""
         self.errors = []
         if not self.enabled:
             return []
@@ -138,7 +131,7 @@ class ExtensionManager:
         for problem in problems:
             self._report(problem)
         for rank, source in enumerate(sources):
-            await self._load_one(source, rank, reloading=True)
+            await self._load_one(source, rank, reloading=reloading)
         self._load_hooks(len(sources))
         await self._load_tool_factories(cwd, len(self.registry.records))
         return list(self.errors)
@@ -264,19 +257,19 @@ class ExtensionManager:
     def _bind_on_session(self, record: ExtensionRecord, on_session: Callable[..., Any]) -> None:
         host = self.host
 
-        async def call(reason: str, previous: str | None, ctx: Any) -> None:
+        async def call(reason: str, previous: str | None, ctx: ContextView) -> None:
             result = on_session(ToolSessionEvent(reason, previous), ToolContext(ctx, host))
             if inspect.isawaitable(result):
                 await result
 
-        async def started(event: Any, ctx: Any) -> None:
+        async def started(event: Any, ctx: ContextView) -> None:
             await call(START_REASONS.get(event.reason, "start"), event.previous_session_file, ctx)
 
-        async def stopped(event: Any, ctx: Any) -> None:
+        async def stopped(event: Any, ctx: ContextView) -> None:
             if event.reason in ("quit", "reload"):  # a replacement gets its own start (switch/branch)
                 await call("shutdown", None, ctx)
 
-        async def navigated(event: Any, ctx: Any) -> None:
+        async def navigated(event: object, ctx: ContextView) -> None:
             await call("tree", None, ctx)
 
         for event, handler in (("session_start", started), ("session_shutdown", stopped), ("session_tree", navigated)):
