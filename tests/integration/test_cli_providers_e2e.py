@@ -457,11 +457,11 @@ def test_thinking_tools_and_system_prompt_reach_the_payload(api, project, provid
     assert THINKING_OFF[api](body), body
     assert W.tool_names(api, body) == [] and "tools" not in body
 
-    # The ":level" suffix of --model works like --thinking; all built-in tools by default.
+    # The ":level" suffix of --model works like --thinking; all built-in tools (task too) by default.
     assert wolli(["-p", "--model", W.model_ref(api) + ":high", "hi"], project).returncode == 0
     body = request(providers, 2, api)
     assert THINKING_HIGH[api](body)
-    assert set(W.tool_names(api, body)) == {"read", "bash", "edit", "write", "grep", "find", "ls"}
+    assert set(W.tool_names(api, body)) == {"read", "bash", "edit", "write", "grep", "find", "ls", "task"}
     assert W.system_prompt(api, body).startswith("You are Wolli")
 
 

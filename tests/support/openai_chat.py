@@ -70,3 +70,20 @@ def write_models_json(home: Any, base_url: str, model_id: str = "local-model", *
             }
         )
     )
+
+
+def tool_calls_answer(calls: list[tuple[str, dict[str, Any], str]], text: str = "") -> Reply:
+    """One answer calling several tools at once: ``(name, arguments, call_id)`` each."""
+    pieces = [_chunk({"role": "assistant", "content": text or None})]
+    for index, (name, arguments, call_id) in enumerate(calls):
+        pieces.append(_chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                              "function": {"name": name, "arguments": ""}}]}))
+        args = json.dumps(arguments)
+        for start in range(0, len(args), 9):
+            pieces.append(_chunk({"tool_calls": [{"index": index, "function": {"arguments": args[start : start + 9]}}]}))
+    pieces.append(_chunk({}, "tool_calls"))
+    pieces.append(
+        _chunk(None, usage={"prompt_tokens": 60, "completion_tokens": 20, "total_tokens": 80})  # type: ignore[arg-type]
+    )
+    pieces.append("data: [DONE]\n\n")
+    return sse_reply("".join(pieces))

@@ -132,7 +132,7 @@ def import_cycles() -> list[list[str]]:
 # clients of modes/ never reach into one another). docs/architecture.md explains each room.
 ROOMS: dict[str, list[set[str]]] = {
     "modes": [{"tui", "line", "rpc", "headless", "acp"}, {"interactive"}, {"common"}],
-    "runtime": [{"startup"}, {"host"}, {"live"}, {"safety"}, {"handlers"}, {"resources"},
+    "runtime": [{"startup"}, {"host"}, {"subagents"}, {"live"}, {"safety"}, {"handlers"}, {"resources"},
                 {"events", "event_records"}],
 }
 

@@ -54,6 +54,8 @@ DEFAULTS: dict[str, Any] = {
     "permissions": {"additionalDirectories": []},
     "checkpoints": {"enabled": True, "maxFileBytes": 10_000_000},
     "streamIdleTimeoutMs": 30000,
+    # docs/subagents.md: the task tool, children at once per session, more definition paths.
+    "subagents": {"enabled": True, "maxParallel": 4, "paths": []},
 }
 
 

@@ -46,6 +46,7 @@ KNOWN_EVENTS = frozenset({
     "tool_execution_start", "tool_execution_update", "tool_execution_end", "tool_call", "tool_result",
     "context", "before_provider_request", "model_select", "thinking_level_select", "user_bash", "input",
     "auto_retry_start", "auto_retry_end", "run_state", "permission_mode_change", "rewind",
+    "subagent_start", "subagent_end",
 })
 TOOL_FIELDS = frozenset({
     "name", "label", "description", "parameters", "execute", "prompt_snippet", "prompt_guidelines",
@@ -202,6 +203,36 @@ class ExtensionAPI:
         if name in self._record.mcp_servers:
             self._record.mcp_servers.remove(name)
         return removed
+
+    # ------------------------------------------------------------------ subagents
+
+    def register_subagent(self, definition: dict[str, Any] | str | os.PathLike[str]) -> Any:
+        """A subagent the ``task`` tool offers in every session (docs/subagents.md): the path
+        of an agent file, or a dict of its front-matter fields (Claude Code's names or
+        snake_case) with ``prompt`` as the system prompt. Replaces one of the same name;
+        raises ValueError on a bad definition."""
+        from .subagents import as_subagent
+
+        found = as_subagent(definition, self._record.name)
+        self._registry.subagents[found.name] = found
+        if found.name not in self._record.subagents:
+            self._record.subagents.append(found.name)
+        self._subagents_changed()
+        return found
+
+    def unregister_subagent(self, name: str) -> bool:
+        removed = self._registry.subagents.pop(name, None) is not None
+        if name in self._record.subagents:
+            self._record.subagents.remove(name)
+        self._subagents_changed()
+        return removed
+
+    def _subagents_changed(self) -> None:
+        catalog = getattr(self._host, "subagents", None)
+        if catalog is not None:
+            catalog.clear()
+        for session in list(self._host.resident.values()):
+            session.refresh_tools()  # the task tool lists the subagents there are
 
     # ------------------------------------------------------------------ agent-global
 

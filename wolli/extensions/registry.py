@@ -128,6 +128,7 @@ class ExtensionRecord:
     renderers: list[str] = field(default_factory=list)
     providers: list[str] = field(default_factory=list)
     mcp_servers: list[str] = field(default_factory=list)
+    subagents: list[str] = field(default_factory=list)
     handlers: list[str] = field(default_factory=list)
     module_name: str | None = None
 
@@ -142,7 +143,7 @@ class ExtensionRecord:
             "name": self.name, "kind": self.kind, "path": getattr(self.source, "label", str(self.source)), "status": self.status,
             "tools": list(self.tools), "commands": list(self.commands), "shortcuts": list(self.shortcuts),
             "flags": list(self.flags), "renderers": list(self.renderers), "providers": list(self.providers),
-            "mcp_servers": list(self.mcp_servers),
+            "mcp_servers": list(self.mcp_servers), "subagents": list(self.subagents),
             "handlers": sorted(set(self.handlers)), "errors": list(self.errors), "warnings": list(self.warnings),
         }
 
@@ -160,6 +161,8 @@ class ExtensionRegistry:
         self.renderer_owners: dict[str, str] = {}  # custom type -> the extension's name
         self.prompt_sections: list[Any] = []
         self.integrations: dict[str, Callable[..., Any]] = {}
+        # Subagent definitions by name (``register_subagent``; docs/subagents.md).
+        self.subagents: dict[str, Any] = {}
         self._commands: list[RegisteredCommand] = []
         # Called with (record, text) for each warning (the runtime reports them).
         self.on_warning: Callable[[ExtensionRecord, str], None] | None = None
@@ -176,6 +179,7 @@ class ExtensionRegistry:
         self.renderer_owners.clear()
         self.prompt_sections.clear()
         self.integrations.clear()
+        self.subagents.clear()
 
     def warn(self, record: ExtensionRecord, text: str) -> None:
         record.warnings.append(text)

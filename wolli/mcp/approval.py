@@ -30,8 +30,9 @@ def content_hash(text: str) -> str:
 
 
 class Approvals:
-    def __init__(self, agent_home: Path) -> None:
-        self.path = agent_home / FILE
+    def __init__(self, agent_home: Path, file: str = FILE) -> None:
+        # ``file``: another kind of project content approved the same way (subagent files).
+        self.path = agent_home / file
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:

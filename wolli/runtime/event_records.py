@@ -28,7 +28,11 @@ def assistant_event_record(event: Any, *, with_partial: bool = False) -> dict[st
 
 def event_record(event: Any, *, full_updates: bool = False) -> dict[str, Any]:
     """Any session event (or other value) as a JSON-ready dict."""
-    if getattr(event, "type", None) == "message_update":
+    kind = getattr(event, "type", None)
+    if kind == "subagent_event":  # a child's event, tagged with the child (docs/subagents.md)
+        return {"type": "subagent_event", "subagentId": event.subagent_id, "name": event.name,
+                "toolCallId": event.tool_call_id, "event": event_record(event.event, full_updates=full_updates)}
+    if kind == "message_update":
         record: dict[str, Any] = {"type": "message_update"}
         if full_updates:
             record["message"] = to_jsonable(event.message)

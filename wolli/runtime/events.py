@@ -180,6 +180,55 @@ class NoticeEvent:
     type: str = field(default="notice", init=False)
 
 
+SubagentStatus = Literal["done", "error", "aborted"]
+
+
+@dataclass(slots=True)
+class SubagentStartEvent:
+    """A ``task`` call started a child session (docs/subagents.md). ``subagent_id`` is the
+    child's session id; ``tool_call_id`` the parent's ``task`` call it answers."""
+
+    subagent_id: str
+    name: str
+    tool_call_id: str
+    description: str
+    prompt: str
+    session_file: str | None = None
+    model: str | None = None  # provider/id
+    type: str = field(default="subagent_start", init=False)
+
+
+@dataclass(slots=True)
+class SubagentEndEvent:
+    """A child finished: its answer (``result``) or why not (``error``)."""
+
+    subagent_id: str
+    name: str
+    tool_call_id: str
+    status: SubagentStatus
+    result: str = ""
+    error: str | None = None
+    duration_ms: int = 0
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    changed_files: list[str] = field(default_factory=list)
+    session_file: str | None = None
+    type: str = field(default="subagent_end", init=False)
+
+
+@dataclass(slots=True)
+class SubagentEvent:
+    """One event of a running child, passed on to the parent's front ends (the TUI's child
+    rows, line mode, json and RPC): ``event`` is the child's own event, unchanged."""
+
+    subagent_id: str
+    name: str
+    tool_call_id: str
+    event: Any
+    type: str = field(default="subagent_event", init=False)
+
+
 SessionEvent = (
     AgentStartEvent
     | AgentEndEvent
@@ -206,6 +255,9 @@ SessionEvent = (
     | RewindEvent
     | ExtensionErrorEvent
     | NoticeEvent
+    | SubagentStartEvent
+    | SubagentEndEvent
+    | SubagentEvent
 )
 
 __all__ = [
@@ -232,6 +284,10 @@ __all__ = [
     "SessionStartEvent",
     "ShutdownReason",
     "StartReason",
+    "SubagentEndEvent",
+    "SubagentEvent",
+    "SubagentStartEvent",
+    "SubagentStatus",
     "ThinkingLevelSelectEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",

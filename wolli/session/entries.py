@@ -31,6 +31,14 @@ def new_entry_id(existing: set[str] | None = None) -> str:
             return candidate
 
 
+class SubagentOrigin(WireModel):
+    """In a child session's header: the subagent it ran as and where its parent called it."""
+
+    name: str
+    parent_session_id: str
+    tool_call_id: str
+
+
 class SessionHeader(WireModel):
     type: Literal["session"] = "session"
     version: int = SESSION_VERSION
@@ -38,6 +46,9 @@ class SessionHeader(WireModel):
     timestamp: str = Field(default_factory=iso_now)
     cwd: str
     parent_session: str | None = None
+    # Set in a subagent's session (docs/subagents.md): ``parent_session`` is then the file of
+    # the session whose ``task`` call started it.
+    subagent: SubagentOrigin | None = None
 
 
 class _Entry(WireModel):

@@ -37,6 +37,7 @@ from .entries import (
     ModelChangeEntry,
     SessionHeader,
     SessionInfoEntry,
+    SubagentOrigin,
     TagsEntry,
     ThinkingLevelChangeEntry,
     new_entry_id,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 # rest (answers, tool results) only survives a killed Wolli, not a power loss; syncing each
 # of them would cost a disk flush per entry while streaming (docs/sessions.md, "Crashes").
 SYNCED_ROLES = frozenset({"user"})
+# Subagents' sessions live in this folder beside their parent's file (out of /resume's list).
+SUBAGENT_FOLDER = "subagents"
 
 
 class SessionLookupError(LookupError):
@@ -113,12 +116,16 @@ class SessionManager:
         session_dir: str | os.PathLike[str] | None = None,
         *,
         parent_session: str | None = None,
+        subagent: SubagentOrigin | None = None,
+        folder: str | os.PathLike[str] | None = None,
     ) -> SessionManager:
-        """A new session in ``<session_dir>/<cwd slug>/``; written at its first message."""
+        """A new session in ``<session_dir>/<cwd slug>/`` (or in ``folder``); written at its
+        first message."""
         cwd = os.path.abspath(cwd)
         session_id = str(uuid.uuid4())
-        header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session)
-        path = _new_session_path(_root(session_dir) / cwd_slug(cwd), session_id)
+        header = SessionHeader(id=session_id, cwd=cwd, parent_session=parent_session, subagent=subagent)
+        where = Path(folder) if folder is not None else _root(session_dir) / cwd_slug(cwd)
+        path = _new_session_path(where, session_id)
         from .checkpoints.restore import recover_beside
 
         recover_beside(path)  # a rewind of this folder killed midway: finished before anything runs
@@ -217,6 +224,10 @@ class SessionManager:
         if cwd is not None:
             scopes.append(_jsonl_in(root / cwd_slug(cwd)))
         scopes.append(all_session_files(root))
+        # Subagents' sessions, kept out of the listings beside their parents: this folder's, then all.
+        if cwd is not None:
+            scopes.append(_jsonl_in(root / cwd_slug(cwd) / SUBAGENT_FOLDER))
+        scopes.append(_subagent_files(root))
         for files in scopes:
             matches = _match_prefix(files, prefix)
             if len(matches) == 1:
@@ -634,6 +645,15 @@ def _jsonl_in(folder: Path) -> list[str]:
             return [e.path for e in it if e.name.endswith(".jsonl") and e.is_file()]
     except OSError:
         return []
+
+
+def _subagent_files(root: Path) -> list[str]:
+    try:
+        with os.scandir(root) as it:
+            folders = [e.path for e in it if e.is_dir()]
+    except OSError:
+        return []
+    return [path for folder in folders for path in _jsonl_in(Path(folder) / SUBAGENT_FOLDER)]
 
 
 def _session_id_of(path: str) -> str | None:

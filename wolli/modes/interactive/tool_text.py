@@ -99,6 +99,12 @@ def call_header(name: str, args: object, spec: ThemeSpec, cwd: str | None = None
         case "ls":
             text.append("ls ", style=title)
             text.append(path or ".", style=_style(spec, "accent"))
+        case "task":
+            text.append("task ", style=title)
+            text.append(str(_arg(args, "subagent_type") or "general-purpose"), style=_style(spec, "accent"))
+            description = _arg(args, "description")
+            if description:
+                text.append(f" · {description}", style=_style(spec, "dim"))
         case _:
             text.append(name, style=title)
             if args:

@@ -72,6 +72,11 @@ def describe(entry: Any) -> tuple[str, str]:
             return "assistant", "(thinking)" if message.content else "(empty)"
         if role == "toolResult":
             status = "error" if message.is_error else "ok"
+            details = getattr(message, "details", None)
+            if isinstance(details, dict) and details.get("sessionId") and details.get("subagent"):
+                # A subagent's result: choosing it offers to open the child's own session.
+                return "subagent", (f"↳ subagent {details['subagent']} {status}: "
+                                    f"{_first_line(content_text(message.content), 80)}")
             return "tool", f"{message.tool_name} {status}: {_first_line(content_text(message.content), 80)}"
         if role == "bashExecution":
             return "bash", f"!{_first_line(message.command, 100)}"

@@ -35,6 +35,7 @@ MARKERS = {  # colour terminal, plain output
     "warning": ("!", "!"),
     "error": ("✗", "x"),
     "user": ("›", ">"),
+    "subagent": ("↳", "|"),
 }
 NOTICE_TOKENS = {"info": "muted", "warning": "warning", "error": "error"}
 REPLAY_LIMIT = 20  # messages shown of a resumed session (older ones: /export)
@@ -138,12 +139,28 @@ class LineOutput:
                 self.notice(extension_error_line(getattr(self.session, "services", None), event), "error")
             case "notice":
                 self.notice(event.message, event.level)
+            case "subagent_start" | "subagent_end" | "subagent_event":
+                self._subagent(event)
             case "session_tree":
                 self.notice("Moved to another point of the session; the conversation from there:")
                 if self.session is not None:
                     self.replay(list(self.session.messages))
             case _:
                 pass
+
+    def _subagent(self, event: Any) -> None:
+        """One line per step of a child (docs/subagents.md): never its tokens."""
+        from ..interactive import subagent_lines
+
+        line: str | None
+        if event.type == "subagent_start":
+            line = subagent_lines.start_line(event)
+        elif event.type == "subagent_end":
+            line = subagent_lines.end_line(event)
+        else:
+            line = subagent_lines.child_event_line(event.name, event.event, self.spec, self.cwd)
+        if line is not None:
+            self.print_line(self.fg("dim", f"  {self.marker('subagent')} {line}"))
 
     def status(self) -> None:
         parts = status_parts(self.session, self.statuses)

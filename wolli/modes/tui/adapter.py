@@ -20,6 +20,7 @@ from ..interactive.notices import event_notice, extension_error_line
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
+from .widgets.subagent_row import SubagentRow
 from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
 
@@ -58,8 +59,12 @@ class EventAdapter:
                 row.start(event.args)
             case "tool_execution_update":
                 row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
-                result = event.partial_result
-                self.batcher.mark(row, lambda: row.update_partial(result))
+                row.result = event.partial_result  # drawn at the next frame (one draw per frame)
+                self.batcher.mark(row, row.redraw_partial)
+            case "subagent_event":
+                found = self.tool_rows.get(event.tool_call_id)
+                if isinstance(found, SubagentRow) and found.child_event(event.event):
+                    self.batcher.mark(found, found.redraw_partial)
             case "tool_execution_end":
                 row = self._tool_row(event.tool_call_id, event.tool_name, None)
                 self.batcher.drop(row)
@@ -146,16 +151,18 @@ class EventAdapter:
     def _tool_row(self, tool_call_id: str, name: str, args: Any) -> ToolRow:
         row = self.tool_rows.get(tool_call_id)
         if row is None:
-            row = ToolRow(tool_call_id, name, args, context=self.app.render_context)
+            row = _row_class(name)(tool_call_id, name, args, context=self.app.render_context)
             self.tool_rows[tool_call_id] = row
             self.app.transcript.add(row, partial(self._rebuild_tool, tool_call_id))
         return row
 
     def _rebuild_tool(self, tool_call_id: str) -> Widget:
         old = self.tool_rows[tool_call_id]
-        row = ToolRow(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
+        row = _row_class(old.tool_name)(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
         row.set_state(old.state)
-        row.result, row.elapsed_s = old.result, old.elapsed_s
+        row.result, row.elapsed_s, row.started_at = old.result, old.elapsed_s, old.started_at
+        if isinstance(row, SubagentRow) and isinstance(old, SubagentRow):
+            row.steps, row.stream = old.steps, old.stream  # a child's transcript so far
         self.tool_rows[tool_call_id] = row
         return row
 
@@ -203,7 +210,7 @@ class EventAdapter:
     def _history_tool(self, call: Any, result: Any) -> Widget:
         from ...agent.tool import ToolResult
 
-        row = ToolRow(call.id, call.name, call.arguments, context=self.app.render_context)
+        row = _row_class(call.name)(call.id, call.name, call.arguments, context=self.app.render_context)
         self.tool_rows[call.id] = row
         if result is not None:  # styled as done before it is mounted (a class change restyles it)
             row.result = ToolResult(content=list(result.content), details=result.details)
@@ -213,6 +220,11 @@ class EventAdapter:
     def reset(self) -> None:
         self.current = None
         self.tool_rows.clear()
+
+
+def _row_class(tool_name: str) -> type[ToolRow]:
+    """A ``task`` call is a subagent at work: its row shows the child (docs/subagents.md)."""
+    return SubagentRow if tool_name == "task" else ToolRow
 
 
 def _has_row(message: AgentMessage) -> bool:

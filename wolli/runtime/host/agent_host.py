@@ -75,6 +75,9 @@ class HandlerContext:
     mode: ExtensionMode
     # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
     permissions: Any = None
+    # In a subagent's session: which child this is (``id``, ``name``, ``parent_session_id``,
+    # ``tool_call_id``; docs/subagents.md); None in a top-level session.
+    subagent: Any = None
 
     @property
     def permission_mode(self) -> str:
@@ -143,6 +146,11 @@ class AgentHost:
         # A front end that serves files or runs commands itself (ACP: the editor's buffers
         # and terminals) gives each session's tools its own environments: (files, shell).
         self.session_environments: Callable[[Environment, ToolOwner], tuple[Environment, Environment]] | None = None
+        from ..subagents.catalog import SubagentCatalog
+
+        # Subagent definitions (docs/subagents.md) and the children running now, by id.
+        self.subagents = SubagentCatalog(self.home, self.settings, self.extensions.registry.subagents)
+        self.subagent_runs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ services
 
@@ -183,7 +191,19 @@ class AgentHost:
         env = shell_env = self.environment(cwd)
         if self.session_environments is not None and session is not None:
             env, shell_env = self.session_environments(env, session)
-        return [*create_builtin_tools(env, shell_env), *self.extra_tools, *mcp_tools]
+        builtins = create_builtin_tools(env, shell_env)
+        if session is not None and self._delegates(session):
+            from ..subagents.task_tool import create_task_tool
+
+            builtins.append(create_task_tool(self, session))
+        return [*builtins, *self.extra_tools, *mcp_tools]
+
+    def _delegates(self, session: ToolOwner) -> bool:
+        """Whether ``session`` gets the ``task`` tool: top-level sessions, unless settings
+        ``subagents.enabled`` is false (a child never delegates further)."""
+        if (self.settings.get("subagents") or {}).get("enabled") is False:
+            return False
+        return session.session_manager.get_header().subagent is None
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)
@@ -210,6 +230,10 @@ class AgentHost:
         if found is None or found._session is not session:
             found = self._handles[id(session)] = SessionHandle(session, self)
         return found
+
+    def release_handle(self, session: LiveSession) -> None:
+        """Forget the handle of a session that is not resident (a subagent's, once it ended)."""
+        self._handles.pop(id(session), None)
 
     def find_command(self, name: str) -> Any:
         found = self.commands.get(name)
@@ -377,7 +401,17 @@ class AgentHost:
             session.observe(observer)
         self.set_active(session)
         await session.start("startup")
+        self._mention_project_subagents(session)
         return session
+
+    def _mention_project_subagents(self, session: LiveSession) -> None:
+        """The project has subagent files the user has not answered for: say how to use them."""
+        if not self._delegates(session):
+            return
+        loaded = self.subagents.load(session.cwd)
+        if loaded.project_verdict == "unknown" and loaded.project_names:
+            session.notice("info", f"{loaded.project_dir} defines subagents ({', '.join(loaded.project_names)}); "
+                                   "they are used once you approve them: /agents approve")
 
     async def create_session(
         self, options: SessionOptions | None = None, *, setup: Callable[[Any], Any] | None = None
@@ -515,6 +549,7 @@ class AgentHost:
         self.apply_handler_timeout()
         self._resources.clear()
         self._environments.clear()
+        self.subagents.clear()
         if self._model_registry is not None:
             self._model_registry.refresh()
         self.extensions.settings_paths = [str(p) for p in self.settings.get("extensions") or []]

@@ -97,6 +97,19 @@ class SessionManagerView:
     def get_cwd(self) -> str:
         return self._manager().get_cwd()
 
+    def get_subagent_sessions(self, entry_id: str | None = None) -> list[Any]:
+        """The subagents' sessions this session started (all, or those of one entry: a
+        ``task`` result or the answer that called them): ``name``, ``session_id``,
+        ``session_file``, ``status``, ``tool_call_id``, ``entry_id`` (docs/subagents.md)."""
+        from ...session.subagent_links import subagent_links
+
+        return subagent_links(self._manager(), entry_id)
+
+    def get_subagent_origin(self) -> Any:
+        """In a subagent's session: its ``name``, ``parent_session_id`` and ``tool_call_id``
+        (the header's ``subagent``); None in a top-level session."""
+        return self._manager().get_header().subagent
+
 
 class SessionHandle:
     def __init__(self, session: LiveSession, host: Any) -> None:

@@ -118,7 +118,10 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         from ..safety.permissions import SessionPermissions
 
         self.permissions = SessionPermissions(self, services.permissions, options.permission_mode)
-        self.checkpoints = TurnCheckpoints(self)
+        # A subagent's services hand it its parent's checkpoints (its edits are the parent's
+        # turn's: /rewind there undoes them); every other session keeps its own.
+        make_checkpoints = getattr(services, "make_checkpoints", None)
+        self.checkpoints = make_checkpoints(self) if make_checkpoints is not None else TurnCheckpoints(self)
         hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
         context = session_manager.build_session_context()
         self.restored_model = self._find_model(context.model)
@@ -221,6 +224,11 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
                     asyncio.ensure_future(result).add_done_callback(_log_observer_failure)
             except Exception:  # an observer's bug must not break the run or its siblings
                 log.exception("observer %r failed on %s", observer, getattr(event, "type", event))
+
+    def publish(self, event: Any) -> None:
+        """Hand ``event`` to the front ends only (a child's event, which its own session
+        already passed through the handlers)."""
+        self._deliver(event)
 
     async def emit(self, event: Any) -> None:
         """Handlers (awaited, notification only), then observers."""
@@ -350,6 +358,12 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
                 await self._run_command(command, parsed[0], parsed[1])
                 return "command"
         return await self._submit(text, images, source, streaming_behavior)
+
+    async def submit(self, text: str, *, source: InputSource = "extension") -> str:
+        """Like :meth:`prompt`, but the text is never a slash command (a subagent's task,
+        written by a model, must not run an extension's command)."""
+        self._check_open()
+        return await self._submit(text, [], source, None)
 
     async def _run_command(self, command: Any, name: str, args: str) -> None:
         """An extension command; when it raises, the traceback goes to the extension log and

@@ -129,6 +129,9 @@ class PermissionGate:
 
 
 def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: GuardedSession) -> str:
+    refusal = getattr(session.services.ui, "cannot_ask_reason", None)  # a subagent that may not ask
+    if isinstance(refusal, str):
+        return f"{refusal} ({decision.reason})"
     mode = session.services.mode
     rules = " ".join(f"'{r}'" for r in suggested) or f"'{name}'"
     return (f"Not run: this call needs the user's approval ({decision.reason}), and nobody can answer in "

@@ -41,6 +41,27 @@ def _user_entries(session: LiveSession) -> list[tuple[Any, str]]:
     return out
 
 
+async def _open_subagent(ctx: CommandContext, entry: Any) -> bool:
+    """A subagent's ``task`` result chosen in /tree: open the child's session (its whole
+    conversation), or go on to move there. True when the choice was handled here."""
+    from ....session.subagent_links import link_of
+
+    link = link_of(entry)
+    if link is None:
+        return False
+    choices = [f"Open the session of subagent {link.name}", "Move the conversation to this point"]
+    answer = await ctx.front.select(f"Subagent {link.name}: {link.description or link.tool_call_id}", choices)
+    if answer is None:
+        return True
+    if answer != choices[0]:
+        return False
+    parent = ctx.session.session_id
+    await ctx.host.resume_session(link.session_file or link.session_id)
+    ctx.front.notify(f"This is the session of subagent {link.name}; /resume (or --session {parent[:8]}) "
+                     "goes back to the one that started it.")
+    return True
+
+
 async def fork(ctx: CommandContext, args: str) -> None:
     """A new session holding the conversation before a chosen message of yours; that
     message goes into the editor to be sent again, changed or not."""
@@ -72,6 +93,8 @@ async def tree(ctx: CommandContext, args: str) -> None:
     entry = manager.get_entry(choice.entry_id)
     if entry is None:
         raise RuntimeError(f"no entry {choice.entry_id} in this session")
+    if await _open_subagent(ctx, entry):
+        return
     message: Any = getattr(entry, "message", None)
     editor_text = None
     target = entry.id

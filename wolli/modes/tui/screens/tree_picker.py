@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ....runtime.live.live_session import LiveSession
 
 KIND_STYLE = {"user": "bold", "assistant": "", "tool": "italic", "bash": "italic", "summary": "italic",
-              "custom": "italic", "setting": "italic"}
+              "custom": "italic", "setting": "italic", "subagent": "italic"}
 
 
 class TreePicker(PickerScreen):

@@ -78,6 +78,10 @@ class ToolRow(Vertical):
         self.result = partial
         self._render_body(partial=True)
 
+    def redraw_partial(self) -> None:
+        """Draw the partial result stored in ``result`` (the adapter batches these per frame)."""
+        self._render_body(partial=True)
+
     def finish(self, result: ToolResult, is_error: bool) -> None:
         self.result = result
         if self.started_at is not None:
