@@ -33,6 +33,7 @@ from .extensions.ui import NullUI
 
 if TYPE_CHECKING:
     from .extensions.context import ExtensionMode
+    from .permissions.prompt import PermissionAnswer, PermissionRequest
     from .runtime.host.agent_host import AgentHost, HandlerContext
     from .runtime.live.live_session import LiveSession
 
@@ -85,7 +86,7 @@ class ScriptedUI(NullUI):
     async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
         return self._next("editor", (title, prefill), None)
 
-    async def ask_permission(self, request: Any, **_: Any) -> Any:
+    async def ask_permission(self, request: PermissionRequest, **_: Any) -> PermissionAnswer:
         """A scripted answer (an option id or a ``PermissionAnswer``); unscripted: cancelled."""
         from .permissions.prompt import PermissionAnswer
 
