@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ...ai.models import ModelRegistry
     from ...ai.types import AssistantMessage, Model
     from ...config.settings import Settings
-    from ...extensions.context import ExtensionMode
+    from ...extensions.context import ExtensionMode, ExtensionUI
     from ...session.manager import SessionManager
     from ...tools.environment import Environment
     from ..events import RunState
@@ -50,7 +50,7 @@ class SessionServices(Protocol):
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
     # ``ctx.ui`` of the front end (permission questions go there), and the host's rules.
-    ui: Any
+    ui: ExtensionUI
     permissions: HostPermissions
     sandbox: SandboxService  # the optional bubblewrap sandbox for shell commands
 
@@ -62,7 +62,7 @@ class SessionServices(Protocol):
     @property
     def model_registry(self) -> ModelRegistry: ...
 
-    def get_api_key(self, target: Any) -> str | None: ...
+    def get_api_key(self, target: Model | str) -> str | None: ...
 
     def environment(self, cwd: str) -> Environment: ...
 
