@@ -26,7 +26,7 @@ import os
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinking, faux_tool_call
 from .extensions.ui import NullUI
@@ -255,7 +255,8 @@ class ExtensionHarness:
     @property
     def ctx(self) -> HandlerContext:
         """The ``ctx`` handlers of the session receive."""
-        return self.session.handler_context()
+        # The live session sees its ctx through a narrow Protocol; the host made a HandlerContext.
+        return cast("HandlerContext", self.session.handler_context())
 
     @property
     def messages(self) -> list[Any]:

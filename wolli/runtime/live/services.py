@@ -19,10 +19,11 @@ if TYPE_CHECKING:
     from ...ai.types import AssistantMessage, Model
     from ...config.settings import Settings
     from ...extensions.context import ExtensionMode, ExtensionUI
+    from ...extensions.host import ContextView
     from ...session.manager import SessionManager
     from ...tools.environment import Environment
     from ..events import RunState
-    from ..handlers.channel import Dispatcher, HandlerRegistry
+    from ..handlers.channel import Dispatcher, HandlerRegistry, NamedEvent
     from ..resources.loading import ResourceSet
     from ..safety.permissions import HostPermissions
     from ..safety.sandbox import SandboxService
@@ -76,7 +77,7 @@ class SessionServices(Protocol):
 
     def no_model_help(self) -> str: ...
 
-    def handler_context(self, session: Any) -> Any:
+    def handler_context(self, session: Any) -> ContextView:
         """The ``ctx`` handlers of ``session`` receive (session handle, ui, mode)."""
         ...
 
@@ -124,7 +125,7 @@ class SessionCore(Protocol):
 
     def context_usage(self) -> dict[str, Any]: ...
 
-    async def emit(self, event: Any) -> None: ...
+    async def emit(self, event: NamedEvent) -> None: ...
 
     async def wait_for_idle(self) -> None: ...
 
