@@ -86,7 +86,7 @@ class ScriptedUI(NullUI):
     async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
         return self._next("editor", (title, prefill), None)
 
-    async def ask_permission(self, request: PermissionRequest, **_: Any) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, **_: object) -> PermissionAnswer:
         """A scripted answer (an option id or a ``PermissionAnswer``); unscripted: cancelled."""
         from .permissions.prompt import PermissionAnswer
 

@@ -247,7 +247,7 @@ def _label(option: object) -> str:
     return str(option)
 
 
-def _option_value(option: object) -> Any:
+def _option_value(option: object) -> object:
     return option["value"] if isinstance(option, dict) and "value" in option else option
 
 
