@@ -26,6 +26,7 @@ from .streaming import StreamedBlock
 from .terminal import Terminal
 
 if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
     from ...runtime.live.live_session import LiveSession
 
 MARKERS = {  # colour terminal, plain output
@@ -94,7 +95,7 @@ class LineOutput:
 
     # ------------------------------------------------------------------ the stream
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         if self._failure is not None and event.type not in ("message_end", "turn_end"):
             failure, self._failure = self._failure, None
             if event.type not in ("auto_retry_start", "auto_retry_end"):  # they repeat the error themselves

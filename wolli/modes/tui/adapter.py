@@ -24,6 +24,7 @@ from .widgets.user_message import UserMessageView
 
 if TYPE_CHECKING:
     from ...agent.messages import AgentMessage
+    from ...runtime.events import SessionEvent
 
 
 class EventAdapter:
@@ -36,7 +37,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ the stream
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         app = self.app
         match event.type:
             case "message_start":
