@@ -26,6 +26,7 @@ from .streaming import StreamedBlock
 from .terminal import Terminal
 
 if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
     from ...runtime.events import SessionEvent
     from ...runtime.live.live_session import LiveSession
 
@@ -164,7 +165,7 @@ class LineOutput:
 
     # ------------------------------------------------------------------ messages
 
-    def _message_start(self, message: Any) -> None:
+    def _message_start(self, message: AgentMessage) -> None:
         match message.role:
             case "assistant":
                 self._block, self._block_index, self._block_done = None, -1, 0
@@ -198,7 +199,7 @@ class LineOutput:
         self.print_line("\n".join([f"{self.fg('accent', self.marker('user'))} {first}", *(f"  {r}" for r in rest)]),
                         separate=True)
 
-    def _sync(self, message: Any) -> None:
+    def _sync(self, message: AgentMessage) -> None:
         """Write what the partial message has beyond what is on the screen."""
         if message.role != "assistant":
             return
@@ -236,7 +237,7 @@ class LineOutput:
             self._block.finish()
             self._block = None
 
-    def _message_end(self, message: Any) -> None:
+    def _message_end(self, message: AgentMessage) -> None:
         if message.role != "assistant":
             return
         if self._diverged(message):

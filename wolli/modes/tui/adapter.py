@@ -110,7 +110,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ messages
 
-    def _message_start(self, message: Any) -> None:
+    def _message_start(self, message: AgentMessage) -> None:
         if message.role == "assistant":
             view = self._assistant_view()
             self.current = view
@@ -124,7 +124,7 @@ class EventAdapter:
             if widget is not None:
                 self.app.transcript.add(widget, partial(self._history_row, message))
 
-    def _message_end(self, message: Any) -> None:
+    def _message_end(self, message: AgentMessage) -> None:
         if message.role != "assistant":
             return
         view = self.current
@@ -164,7 +164,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ history
 
-    def build_row(self, message: Any) -> Widget | None:
+    def build_row(self, message: AgentMessage) -> Widget | None:
         """A finished row for a message that does not stream (user, bash, summaries, custom)."""
         from ...ai.types import content_text
 
