@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from ...interactive.fuzzy import fuzzy_score
 from .picker_base import PickerScreen
 
+if TYPE_CHECKING:
+    from ....ai.types import Model
 
-def _key(model: Any) -> str:
+
+def _key(model: Model) -> str:
     return f"{model.provider}/{model.id}"
 
 
