@@ -26,13 +26,14 @@ import os
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinking, faux_tool_call
 from .extensions.ui import NullUI
 
 if TYPE_CHECKING:
     from .extensions.context import ExtensionMode
+    from .permissions.prompt import PermissionAnswer, PermissionRequest
     from .runtime.host.agent_host import AgentHost, HandlerContext
     from .runtime.live.live_session import LiveSession
 
@@ -85,7 +86,7 @@ class ScriptedUI(NullUI):
     async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
         return self._next("editor", (title, prefill), None)
 
-    async def ask_permission(self, request: Any, **_: Any) -> Any:
+    async def ask_permission(self, request: PermissionRequest, **_: object) -> PermissionAnswer:
         """A scripted answer (an option id or a ``PermissionAnswer``); unscripted: cancelled."""
         from .permissions.prompt import PermissionAnswer
 
@@ -254,7 +255,8 @@ class ExtensionHarness:
     @property
     def ctx(self) -> HandlerContext:
         """The ``ctx`` handlers of the session receive."""
-        return self.session.handler_context()
+        # The live session sees its ctx through a narrow Protocol; the host made a HandlerContext.
+        return cast("HandlerContext", self.session.handler_context())
 
     @property
     def messages(self) -> list[Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
@@ -19,20 +19,20 @@ from .tool import ToolResult
 
 @dataclass(slots=True)
 class AgentStartEvent:
-    type: str = field(default="agent_start", init=False)
+    type: Literal["agent_start"] = field(default="agent_start", init=False)
 
 
 @dataclass(slots=True)
 class AgentEndEvent:
     messages: list[Any]
-    type: str = field(default="agent_end", init=False)
+    type: Literal["agent_end"] = field(default="agent_end", init=False)
 
 
 @dataclass(slots=True)
 class TurnStartEvent:
     turn_index: int
     timestamp: int = field(default_factory=now_ms)
-    type: str = field(default="turn_start", init=False)
+    type: Literal["turn_start"] = field(default="turn_start", init=False)
 
 
 @dataclass(slots=True)
@@ -40,26 +40,26 @@ class TurnEndEvent:
     turn_index: int
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
-    type: str = field(default="turn_end", init=False)
+    type: Literal["turn_end"] = field(default="turn_end", init=False)
 
 
 @dataclass(slots=True)
 class MessageStartEvent:
     message: Any
-    type: str = field(default="message_start", init=False)
+    type: Literal["message_start"] = field(default="message_start", init=False)
 
 
 @dataclass(slots=True)
 class MessageUpdateEvent:
     message: Any
     assistant_message_event: AssistantMessageEvent
-    type: str = field(default="message_update", init=False)
+    type: Literal["message_update"] = field(default="message_update", init=False)
 
 
 @dataclass(slots=True)
 class MessageEndEvent:
     message: Any
-    type: str = field(default="message_end", init=False)
+    type: Literal["message_end"] = field(default="message_end", init=False)
 
 
 @dataclass(slots=True)
@@ -67,7 +67,7 @@ class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
     args: Any
-    type: str = field(default="tool_execution_start", init=False)
+    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
 
 
 @dataclass(slots=True)
@@ -76,7 +76,7 @@ class ToolExecutionUpdateEvent:
     tool_name: str
     args: Any
     partial_result: ToolResult
-    type: str = field(default="tool_execution_update", init=False)
+    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
 
 
 @dataclass(slots=True)
@@ -85,7 +85,7 @@ class ToolExecutionEndEvent:
     tool_name: str
     result: ToolResult
     is_error: bool
-    type: str = field(default="tool_execution_end", init=False)
+    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
 
 
 AgentEvent = (

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -25,6 +24,7 @@ from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
 from .auth import AuthStorage, is_key_reference
+from .model_search import NON_ALNUM, is_dated, match_quality, version_of
 from .redact import remember_secret, url_secrets
 from .stream import known_apis, register_api, unregister_api
 from .types import THINKING_LEVELS, KnownApi, Model, ThinkingLevel
@@ -448,11 +448,11 @@ class ModelRegistry:
         if sep and rest and provider in {m.provider.lower() for m in self._models}:
             pool = [m for m in self._models if m.provider.lower() == provider]
             query = rest
-        words = set(_NON_ALNUM.split(query))
+        words = set(NON_ALNUM.split(query))
         ready: dict[str, bool] = {}
         scored = []
         for model in pool:
-            quality = _match_quality(query, model)
+            quality = match_quality(query, model)
             if quality <= 0:
                 continue
             if model.provider not in ready:
@@ -461,8 +461,8 @@ class ModelRegistry:
                 ready[model.provider],
                 model.provider.lower() in words,  # "deepseek" means DeepSeek's own API
                 quality,
-                not _is_dated(model.id),  # aliases before pinned snapshots
-                _version(model.id),
+                not is_dated(model.id),  # aliases before pinned snapshots
+                version_of(model.id),
                 -_provider_rank(model.provider),
                 -len(model.id),
             ), model))
@@ -609,43 +609,3 @@ def _provider_rank(provider: str) -> int:
         return PROVIDER_ORDER.index(provider)
     except ValueError:
         return len(PROVIDER_ORDER)
-
-
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-_NUMBER = re.compile(r"\d+")
-
-
-def _match_quality(query: str, model: Model) -> int:
-    """3 the id contains the query (ignoring punctuation: ``sonnet-4.6`` finds ``sonnet-4-6``),
-    2 the name does, 1 every word of the query appears, 0 no match."""
-    model_id = model.id.lower()
-    name = model.name.lower()
-    squashed = _NON_ALNUM.sub("", query)
-    if query in model_id or (squashed and squashed in _NON_ALNUM.sub("", model_id)):
-        return 3
-    if query in name or (squashed and squashed in _NON_ALNUM.sub("", name)):
-        return 2
-    words = [w for w in _NON_ALNUM.split(query) if w]
-    haystack = f"{model.provider.lower()} {model_id} {name}"
-    if words and all(w in haystack for w in words):
-        return 1
-    return 0
-
-
-def _version(model_id: str) -> tuple[int, ...]:
-    """Version numbers in an id (``gpt-5.4-mini`` -> (5, 4)); sizes and dates are skipped."""
-    lowered = model_id.lower()
-    parts = []
-    for match in _NUMBER.finditer(lowered):
-        digits = match.group()
-        following = lowered[match.end(): match.end() + 1]
-        after = lowered[match.end() + 1: match.end() + 2]
-        is_size = following != "" and following in "bkme" and not after.isalpha()  # 70b, 128e
-        if len(digits) >= 4 or is_size:
-            continue
-        parts.append(int(digits))
-    return tuple(parts)
-
-
-def _is_dated(model_id: str) -> bool:
-    return bool(re.search(r"(?:^|[-_@])\d{4}-?\d{2}-?\d{2}(?:$|[-_])|(?:^|-)\d{4}(?:$|-)", model_id))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    pass
+    from ..ai.types import Model
 
 _KINDS = ("text", "thinking", "toolcall")
 
@@ -37,7 +37,7 @@ def adapt_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
     if len(parameters) >= 4:
         return fn
 
-    async def run(model: Any, context: Any, options: Any, builder: Any) -> None:
+    async def run(model: Model, context: Any, options: Any, builder: Any) -> None:
         events = fn(model, context, options)
         if inspect.isawaitable(events) and not hasattr(events, "__aiter__"):
             events = await events

@@ -14,12 +14,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..agent.tool import ToolDefinition
-
-if TYPE_CHECKING:
-    pass
 
 FLAG_TYPES = ("boolean", "string")
 

@@ -37,14 +37,14 @@ ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
 class SessionStartEvent:
     reason: StartReason
     previous_session_file: str | None = None
-    type: str = field(default="session_start", init=False)
+    type: Literal["session_start"] = field(default="session_start", init=False)
 
 
 @dataclass(slots=True)
 class SessionShutdownEvent:
     reason: ShutdownReason
     target_session_file: str | None = None
-    type: str = field(default="session_shutdown", init=False)
+    type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
 
 
 @dataclass(slots=True)
@@ -53,7 +53,7 @@ class SessionBeforeTreeEvent:
 
     target_id: str | None
     old_leaf_id: str | None
-    type: str = field(default="session_before_tree", init=False)
+    type: Literal["session_before_tree"] = field(default="session_before_tree", init=False)
 
 
 @dataclass(slots=True)
@@ -62,7 +62,7 @@ class SessionTreeEvent:
 
     new_leaf_id: str | None
     old_leaf_id: str | None
-    type: str = field(default="session_tree", init=False)
+    type: Literal["session_tree"] = field(default="session_tree", init=False)
 
 
 @dataclass(slots=True)
@@ -71,7 +71,7 @@ class RunStateEvent:
 
     state: RunState
     previous: RunState
-    type: str = field(default="run_state", init=False)
+    type: Literal["run_state"] = field(default="run_state", init=False)
 
 
 @dataclass(slots=True)
@@ -80,13 +80,13 @@ class QueueUpdateEvent:
 
     steering: list[str]
     follow_up: list[str]
-    type: str = field(default="queue_update", init=False)
+    type: Literal["queue_update"] = field(default="queue_update", init=False)
 
 
 @dataclass(slots=True)
 class CompactionStartEvent:
     reason: CompactionReason
-    type: str = field(default="compaction_start", init=False)
+    type: Literal["compaction_start"] = field(default="compaction_start", init=False)
 
 
 @dataclass(slots=True)
@@ -96,7 +96,7 @@ class CompactionEndEvent:
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
-    type: str = field(default="compaction_end", init=False)
+    type: Literal["compaction_end"] = field(default="compaction_end", init=False)
 
 
 @dataclass(slots=True)
@@ -105,7 +105,7 @@ class AutoRetryStartEvent:
     max_attempts: int
     delay_ms: int
     error_message: str
-    type: str = field(default="auto_retry_start", init=False)
+    type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
 
 
 @dataclass(slots=True)
@@ -113,7 +113,7 @@ class AutoRetryEndEvent:
     success: bool
     attempt: int
     final_error: str | None = None
-    type: str = field(default="auto_retry_end", init=False)
+    type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
 
 
 @dataclass(slots=True)
@@ -121,14 +121,14 @@ class ModelSelectEvent:
     model: Any
     previous_model: object
     source: Literal["set", "cycle", "restore"]
-    type: str = field(default="model_select", init=False)
+    type: Literal["model_select"] = field(default="model_select", init=False)
 
 
 @dataclass(slots=True)
 class ThinkingLevelSelectEvent:
     level: str
     previous_level: str | None
-    type: str = field(default="thinking_level_select", init=False)
+    type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
 
 
 @dataclass(slots=True)
@@ -139,7 +139,7 @@ class PermissionModeChangeEvent:
     mode: str
     previous_mode: str
     source: str  # user | rpc | extension | start
-    type: str = field(default="permission_mode_change", init=False)
+    type: Literal["permission_mode_change"] = field(default="permission_mode_change", init=False)
 
 
 @dataclass(slots=True)
@@ -153,7 +153,7 @@ class RewindEvent:
     removed: list[str]
     skipped: list[str]  # changed outside Wolli, left as they were
     lost: dict[str, str]  # could not be restored, and why
-    type: str = field(default="rewind", init=False)
+    type: Literal["rewind"] = field(default="rewind", init=False)
 
 
 @dataclass(slots=True)
@@ -167,7 +167,7 @@ class ExtensionErrorEvent:
     extension_path: str
     event: str
     error: str
-    type: str = field(default="extension_error", init=False)
+    type: Literal["extension_error"] = field(default="extension_error", init=False)
 
 
 @dataclass(slots=True)
@@ -177,7 +177,7 @@ class NoticeEvent:
 
     level: Literal["info", "warning", "error"]
     message: str
-    type: str = field(default="notice", init=False)
+    type: Literal["notice"] = field(default="notice", init=False)
 
 
 SubagentStatus = Literal["done", "error", "aborted"]
@@ -195,7 +195,7 @@ class SubagentStartEvent:
     prompt: str
     session_file: str | None = None
     model: str | None = None  # provider/id
-    type: str = field(default="subagent_start", init=False)
+    type: Literal["subagent_start"] = field(default="subagent_start", init=False)
 
 
 @dataclass(slots=True)
@@ -214,7 +214,7 @@ class SubagentEndEvent:
     output_tokens: int = 0
     changed_files: list[str] = field(default_factory=list)
     session_file: str | None = None
-    type: str = field(default="subagent_end", init=False)
+    type: Literal["subagent_end"] = field(default="subagent_end", init=False)
 
 
 @dataclass(slots=True)
@@ -226,7 +226,7 @@ class SubagentEvent:
     name: str
     tool_call_id: str
     event: Any
-    type: str = field(default="subagent_event", init=False)
+    type: Literal["subagent_event"] = field(default="subagent_event", init=False)
 
 
 SessionEvent = (

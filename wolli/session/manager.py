@@ -43,6 +43,7 @@ from .entries import (
     new_entry_id,
 )
 from .listing import read_session_info
+from .lookup import jsonl_in, match_prefix, subagent_files
 from .tags import fold_tags
 
 if TYPE_CHECKING:
@@ -222,14 +223,14 @@ class SessionManager:
 
         scopes: list[list[str]] = []
         if cwd is not None:
-            scopes.append(_jsonl_in(root / cwd_slug(cwd)))
+            scopes.append(jsonl_in(root / cwd_slug(cwd)))
         scopes.append(all_session_files(root))
         # Subagents' sessions, kept out of the listings beside their parents: this folder's, then all.
         if cwd is not None:
-            scopes.append(_jsonl_in(root / cwd_slug(cwd) / SUBAGENT_FOLDER))
-        scopes.append(_subagent_files(root))
+            scopes.append(jsonl_in(root / cwd_slug(cwd) / SUBAGENT_FOLDER))
+        scopes.append(subagent_files(root, SUBAGENT_FOLDER))
         for files in scopes:
-            matches = _match_prefix(files, prefix)
+            matches = match_prefix(files, prefix)
             if len(matches) == 1:
                 return cls.open(matches[0][1])
             if len(matches) > 1:
@@ -637,39 +638,3 @@ def _check_tags(tags: dict[str, Any]) -> dict[str, str | None]:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"tag {key!r} must have a string value (or None to delete), got {type(value).__name__}")
     return dict(tags)
-
-
-def _jsonl_in(folder: Path) -> list[str]:
-    try:
-        with os.scandir(folder) as it:
-            return [e.path for e in it if e.name.endswith(".jsonl") and e.is_file()]
-    except OSError:
-        return []
-
-
-def _subagent_files(root: Path) -> list[str]:
-    try:
-        with os.scandir(root) as it:
-            folders = [e.path for e in it if e.is_dir()]
-    except OSError:
-        return []
-    return [path for folder in folders for path in _jsonl_in(Path(folder) / SUBAGENT_FOLDER)]
-
-
-def _session_id_of(path: str) -> str | None:
-    """The id from ``<timestamp>_<id>.jsonl``, else from the header line."""
-    stem = os.path.basename(path)[: -len(".jsonl")]
-    _, sep, tail = stem.partition("_")
-    if sep and len(tail) == 36 and tail.count("-") == 4:
-        return tail.lower()
-    info = read_session_info(path)
-    return info.id.lower() if info is not None else None
-
-
-def _match_prefix(files: list[str], prefix: str) -> list[tuple[str, str]]:
-    matches = []
-    for path in sorted(files):
-        sid = _session_id_of(path)
-        if sid is not None and sid.startswith(prefix):
-            matches.append((sid, path))
-    return matches

@@ -17,6 +17,7 @@ from ..common.run import run_sync, say
 from .run import BROKEN_PIPE, HeadlessRun
 
 if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
     pass
 
 
@@ -29,7 +30,7 @@ class StderrReporter:
         # The error already said with the give-up line, so the run's end does not repeat it.
         self.final_error_said: str | None = None
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         match event.type:
             case "auto_retry_start":
                 self.attempts = event.attempt

@@ -17,6 +17,7 @@ from ..common.run import say
 from ..common.signals import Interrupt
 
 if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
     pass
 
 # The status a shell reports for a process ended by SIGPIPE.
@@ -38,7 +39,7 @@ class HeadlessRun:
         self.interrupt: Interrupt | None = None
         self.last_answer: AssistantMessage | None = None
 
-    def _watch(self, event: Any) -> None:
+    def _watch(self, event: SessionEvent) -> None:
         if event.type == "message_end" and isinstance(event.message, AssistantMessage):
             self.last_answer = event.message
 

@@ -27,6 +27,8 @@ from .streaming import StreamedBlock
 from .terminal import Terminal
 
 if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
+    from ...runtime.events import SessionEvent
     from ...runtime.live.live_session import LiveSession
 
 MARKERS = {  # colour terminal, plain output
@@ -96,7 +98,7 @@ class LineOutput:
 
     # ------------------------------------------------------------------ the stream
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         if self._failure is not None and event.type not in ("message_end", "turn_end"):
             failure, self._failure = self._failure, None
             if event.type not in ("auto_retry_start", "auto_retry_end"):  # they repeat the error themselves
@@ -174,7 +176,7 @@ class LineOutput:
 
     # ------------------------------------------------------------------ messages
 
-    def _message_start(self, message: Any) -> None:
+    def _message_start(self, message: AgentMessage) -> None:
         match message.role:
             case "assistant":
                 self._block, self._block_index, self._block_done = None, -1, 0
@@ -208,7 +210,7 @@ class LineOutput:
         self.print_line("\n".join([f"{self.fg('accent', self.marker('user'))} {first}", *(f"  {r}" for r in rest)]),
                         separate=True)
 
-    def _sync(self, message: Any) -> None:
+    def _sync(self, message: AgentMessage) -> None:
         """Write what the partial message has beyond what is on the screen."""
         if message.role != "assistant":
             return
@@ -246,7 +248,7 @@ class LineOutput:
             self._block.finish()
             self._block = None
 
-    def _message_end(self, message: Any) -> None:
+    def _message_end(self, message: AgentMessage) -> None:
         if message.role != "assistant":
             return
         if self._diverged(message):

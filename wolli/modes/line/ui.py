@@ -23,6 +23,7 @@ from .prompts import Prompter
 
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI
+    from ...permissions.prompt import PermissionAnswer, PermissionRequest
 
 
 class LineUI:
@@ -79,7 +80,7 @@ class LineUI:
         return await self._on_loop(lambda: self.prompter.text(title, default=prefill or "", multiline=True,
                                                               timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         """The call printed in full, then a numbered choice; "always" asks for the rule to
         save (pre-filled, editable), "deny with a message" for the message."""
         from .permission_prompt import ask_permission
@@ -110,7 +111,7 @@ class LineUI:
     def paste_to_editor(self, text: str) -> None:
         self._call(self.prompter.paste, str(text))
 
-    def add_autocomplete_provider(self, factory: Any) -> None:
+    def add_autocomplete_provider(self, factory: Callable[..., Any]) -> None:
         self.autocomplete_providers.append(factory)
 
     def open_url(self, url: str) -> None:

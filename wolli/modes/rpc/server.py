@@ -45,6 +45,7 @@ from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
 from .ui import RpcUI, UiResponseError
 
 if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
 
@@ -150,9 +151,8 @@ class RpcServer:
 
     # ------------------------------------------------------------------ events out
 
-    def _on_event(self, event: Any) -> None:
-        kind = event.type
-        if kind == "run_state":
+    def _on_event(self, event: SessionEvent) -> None:
+        if event.type == "run_state":
             if event.state != "idle":
                 waiters, self._run_waiters = self._run_waiters, []
                 for waiter in waiters:
@@ -161,10 +161,10 @@ class RpcServer:
                 self.manual_compaction = event.previous == "idle"
             elif event.state == "idle":
                 self.manual_compaction = False
-        elif kind == "compaction_end":
+        elif event.type == "compaction_end":
             self.last_compaction_error = event.error_message
         self.output.send(event_record(event, full_updates=self.full_updates))
-        if kind == "run_state" and event.state == "idle":
+        if event.type == "run_state" and event.state == "idle":
             if event.previous != "compacting":
                 # pi's marker that nothing more follows on its own (no retry, no queued message).
                 self.output.send({"type": "agent_settled"})

@@ -29,6 +29,7 @@ from ..common.protocol_output import ProtocolOutput
 
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI
+    from ...permissions.prompt import PermissionAnswer, PermissionRequest
 
 _PLACEMENTS = {"above_editor": "aboveEditor", "below_editor": "belowEditor",
                "aboveEditor": "aboveEditor", "belowEditor": "belowEditor"}
@@ -144,7 +145,7 @@ class RpcUI:
         return bool(await self._dialog({"method": "confirm", "title": title, "message": message}, False, parse,
                                        timeout, signal))
 
-    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         from ...permissions.prompt import PermissionAnswer, answer_from_json, ask_with_dialogs
 
         if not self.permission_requests:
@@ -246,7 +247,7 @@ def _label(option: object) -> str:
     return str(option)
 
 
-def _option_value(option: object) -> Any:
+def _option_value(option: object) -> object:
     return option["value"] if isinstance(option, dict) and "value" in option else option
 
 

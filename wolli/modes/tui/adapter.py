@@ -26,6 +26,7 @@ from .widgets.user_message import UserMessageView
 
 if TYPE_CHECKING:
     from ...agent.messages import AgentMessage
+    from ...runtime.events import SessionEvent
 
 
 class EventAdapter:
@@ -38,7 +39,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ the stream
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         app = self.app
         match event.type:
             case "message_start":
@@ -112,7 +113,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ messages
 
-    def _message_start(self, message: Any) -> None:
+    def _message_start(self, message: AgentMessage) -> None:
         if message.role == "assistant":
             view = self._assistant_view()
             self.current = view
@@ -126,7 +127,7 @@ class EventAdapter:
             if widget is not None:
                 self.app.transcript.add(widget, partial(self._history_row, message))
 
-    def _message_end(self, message: Any) -> None:
+    def _message_end(self, message: AgentMessage) -> None:
         if message.role != "assistant":
             return
         view = self.current
@@ -168,7 +169,7 @@ class EventAdapter:
 
     # ------------------------------------------------------------------ history
 
-    def build_row(self, message: Any) -> Widget | None:
+    def build_row(self, message: AgentMessage) -> Widget | None:
         """A finished row for a message that does not stream (user, bash, summaries, custom)."""
         from ...ai.types import content_text
 

@@ -5,6 +5,7 @@ them. Kept apart from ``app.py`` so the app stays a root of layout and keys.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual.widget import Widget
@@ -38,7 +39,7 @@ class ScreenSurface:
             other.set_widget(key, None, self._build_widget)
         slot.set_widget(key, content, self._build_widget)
 
-    def _build_widget(self, key: str, factory: Any) -> object:
+    def _build_widget(self, key: str, factory: Callable[..., Any]) -> object:
         """A widget factory's widget, or the one line saying it failed (traceback logged)."""
         app = self.app
         what = f"the widget {key!r}"
@@ -51,7 +52,7 @@ class ScreenSurface:
         return Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "",
                       classes="extension-widget")
 
-    def set_custom_footer(self, factory: Any) -> None:
+    def set_custom_footer(self, factory: Callable[..., Any] | None) -> None:
         """``set_footer``: the factory's footer instead of the built-in one; a factory that
         fails leaves the built-in footer with the error line under it."""
         app = self.app
@@ -137,7 +138,7 @@ class ScreenSurface:
         app.footer.refresh_data()
         return {"success": True}
 
-    def open_custom(self, factory: Any, done: Any) -> None:
+    def open_custom(self, factory: Callable[..., Any], done: Any) -> None:
         """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
         app = self.app
         try:

@@ -17,6 +17,7 @@ from ...ai.abort import AbortSignal
 
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI
+    from ...permissions.prompt import PermissionAnswer, PermissionRequest
 
 
 class TuiUI:
@@ -87,7 +88,7 @@ class TuiUI:
             return None
         return await self.dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         from ...permissions.prompt import PermissionAnswer
         from .screens.permission_dialog import PermissionDialog
 
@@ -95,7 +96,7 @@ class TuiUI:
             return PermissionAnswer.cancelled()
         return await self.dialog(lambda: PermissionDialog(request, signal=signal))
 
-    async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
         """Replace the editor with ``factory(app, theme, keybindings, done)`` until ``done(value)``."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
@@ -136,7 +137,7 @@ class TuiUI:
         placement = "below_editor" if placement in ("below_editor", "belowEditor") else "above_editor"
         self._call(self.app.surface.set_extension_widget, key, content, placement)
 
-    def set_footer(self, factory: Any) -> None:
+    def set_footer(self, factory: Callable[..., Any] | None) -> None:
         self._call(self.app.surface.set_custom_footer, factory)
 
     def set_title(self, text: str) -> None:
@@ -153,10 +154,10 @@ class TuiUI:
     def paste_to_editor(self, text: str) -> None:
         self._call(lambda: self.app.editor.insert(text))
 
-    def add_autocomplete_provider(self, factory: Any) -> None:
+    def add_autocomplete_provider(self, factory: Callable[..., Any]) -> None:
         self.autocomplete_providers.append(factory)
 
-    def set_editor_component(self, factory: Any) -> None:
+    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
         self.editor_factory = factory
         self._call(self.app.surface.use_editor_factory, factory)
 

@@ -40,7 +40,7 @@ class InputEvent:
     images: list[Any]
     source: InputSource = "interactive"
     streaming_behavior: StreamingBehavior | None = None
-    type: str = field(default="input", init=False)
+    type: Literal["input"] = field(default="input", init=False)
 
 
 @dataclass(slots=True)
@@ -49,7 +49,7 @@ class BeforeAgentStartEvent:
     images: list[Any]
     system_prompt: str
     system_prompt_options: Any
-    type: str = field(default="before_agent_start", init=False)
+    type: Literal["before_agent_start"] = field(default="before_agent_start", init=False)
 
 
 @dataclass(slots=True)
@@ -57,14 +57,14 @@ class ContextEvent:
     """``messages`` is a deep copy: handlers may change it freely."""
 
     messages: list[Any]
-    type: str = field(default="context", init=False)
+    type: Literal["context"] = field(default="context", init=False)
 
 
 @dataclass(slots=True)
 class BeforeProviderRequestEvent:
     payload: object
     model: Any = None
-    type: str = field(default="before_provider_request", init=False)
+    type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
 
 
 @dataclass(slots=True)
@@ -74,7 +74,7 @@ class ToolCallEvent:
     tool_name: str
     tool_call_id: str
     input: dict[str, Any]
-    type: str = field(default="tool_call", init=False)
+    type: Literal["tool_call"] = field(default="tool_call", init=False)
 
 
 @dataclass(slots=True)
@@ -85,7 +85,7 @@ class ToolResultEvent:
     content: list[Any]
     details: Any
     is_error: bool
-    type: str = field(default="tool_result", init=False)
+    type: Literal["tool_result"] = field(default="tool_result", init=False)
 
 
 @dataclass(slots=True)
@@ -93,7 +93,7 @@ class UserBashEvent:
     command: str
     exclude_from_context: bool
     cwd: str
-    type: str = field(default="user_bash", init=False)
+    type: Literal["user_bash"] = field(default="user_bash", init=False)
 
 
 @dataclass(slots=True)
@@ -102,7 +102,7 @@ class SessionBeforeCompactEvent:
     branch_entries: list[Any]
     custom_instructions: str | None
     signal: AbortSignal | None
-    type: str = field(default="session_before_compact", init=False)
+    type: Literal["session_before_compact"] = field(default="session_before_compact", init=False)
 
 
 def is_tool_call_event_type(tool_name: str, event: object) -> bool:

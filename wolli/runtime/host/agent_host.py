@@ -163,7 +163,7 @@ class AgentHost:
             self._model_registry = ModelRegistry(auth=AuthStorage())
         return self._model_registry
 
-    def get_api_key(self, target: Any) -> str | None:
+    def get_api_key(self, target: Model | str) -> str | None:
         """The key for a model or provider name: ``--api-key`` first, then auth/env/models.json."""
         provider = target if isinstance(target, str) else getattr(target, "provider", None)
         if provider in self.api_key_overrides:
@@ -649,7 +649,7 @@ class AgentHost:
 
         sweep_in_background(Path(path).parent, only_if_due=False)  # blobs only it needed
 
-    def find_sessions(self, filter: Any) -> list[Any]:
+    def find_sessions(self, filter: dict[str, str]) -> list[Any]:
         from ...session.listing import find_sessions
 
         return find_sessions(filter, self.sessions_dir)

@@ -64,7 +64,9 @@ from .settings_view import default_thinking_level, stream_idle_timeout
 from .toolset import Toolset
 
 if TYPE_CHECKING:
+    from ...extensions.host import ContextView
     from ...session.manager import SessionManager
+    from ..handlers.channel import NamedEvent
 
 log = logging.getLogger("wolli.runtime")
 # While tokens stream, give the event loop a turn at least this often (seconds).
@@ -93,7 +95,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self._observers: list[Observer] = []
         self._observer_snapshot: tuple[Observer, ...] = ()
         self._dispatch = Dispatcher(services.handlers, self._report_handler_error, self._log_handler_error)
-        self._ctx: object = None
+        self._ctx: ContextView | None = None
         self._state: RunState = "idle"
         self._idle = asyncio.Event()
         self._idle.set()
@@ -230,7 +232,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         already passed through the handlers)."""
         self._deliver(event)
 
-    async def emit(self, event: Any) -> None:
+    async def emit(self, event: NamedEvent) -> None:
         """Handlers (awaited, notification only), then observers."""
         if self._dispatch.has(event.type):
             await self._dispatch.notify(event, self.handler_context())
@@ -255,7 +257,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
 
         return await navigate_tree(self, entry_id, summarize=summarize, custom_instructions=custom_instructions)
 
-    def handler_context(self) -> Any:
+    def handler_context(self) -> ContextView:
         if self._ctx is None:
             self._ctx = self.services.handler_context(self)
         return self._ctx

@@ -13,6 +13,7 @@ from .settings_view import default_thinking_level
 
 if TYPE_CHECKING:
     from ...session.manager import SessionManager
+    from ..handlers.channel import NamedEvent
 
 
 class ModelSelection:
@@ -24,7 +25,7 @@ class ModelSelection:
     settings: Settings
 
     if TYPE_CHECKING:
-        async def emit(self, event: object) -> None: ...
+        async def emit(self, event: NamedEvent) -> None: ...
 
     def _find_model(self, stored: tuple[str, str] | None) -> Model | None:
         return self.services.model_registry.find(stored[0], stored[1]) if stored else None

@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from ...ai.models import ModelRegistry
     from ...ai.types import AssistantMessage, Model
     from ...config.settings import Settings
-    from ...extensions.context import ExtensionMode
+    from ...extensions.context import ExtensionMode, ExtensionUI
+    from ...extensions.host import ContextView
     from ...session.manager import SessionManager
     from ...tools.environment import Environment
     from ..events import RunState
-    from ..handlers.channel import Dispatcher, HandlerRegistry
+    from ..handlers.channel import Dispatcher, HandlerRegistry, NamedEvent
     from ..resources.loading import ResourceSet
     from ..safety.permissions import HostPermissions
     from ..safety.sandbox import SandboxService
@@ -50,7 +51,7 @@ class SessionServices(Protocol):
     # Extension prompt sections (``title``, ``order``, ``text()``), read at each prompt build.
     prompt_sections: list[Any]
     # ``ctx.ui`` of the front end (permission questions go there), and the host's rules.
-    ui: Any
+    ui: ExtensionUI
     permissions: HostPermissions
     sandbox: SandboxService  # the optional bubblewrap sandbox for shell commands
 
@@ -62,7 +63,7 @@ class SessionServices(Protocol):
     @property
     def model_registry(self) -> ModelRegistry: ...
 
-    def get_api_key(self, target: Any) -> str | None: ...
+    def get_api_key(self, target: Model | str) -> str | None: ...
 
     def environment(self, cwd: str) -> Environment: ...
 
@@ -76,7 +77,7 @@ class SessionServices(Protocol):
 
     def no_model_help(self) -> str: ...
 
-    def handler_context(self, session: Any) -> Any:
+    def handler_context(self, session: Any) -> ContextView:
         """The ``ctx`` handlers of ``session`` receive (session handle, ui, mode)."""
         ...
 
@@ -124,7 +125,7 @@ class SessionCore(Protocol):
 
     def context_usage(self) -> dict[str, Any]: ...
 
-    async def emit(self, event: Any) -> None: ...
+    async def emit(self, event: NamedEvent) -> None: ...
 
     async def wait_for_idle(self) -> None: ...
 

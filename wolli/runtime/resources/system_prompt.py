@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...agent.tool import ToolDefinition
 from .loading import ContextFile, Skill
+
+if TYPE_CHECKING:
+    from ...config.settings import Settings
 
 
 @dataclass
@@ -26,7 +29,7 @@ class PromptSection:
 
 @dataclass
 class BuildSystemPromptOptions:
-    config: Any = None  # the agent config (AgentHost settings view) at the real call site
+    config: Settings | None = None  # the host's settings
     cwd: str = "."
     soul: str = ""
     memory: str = ""

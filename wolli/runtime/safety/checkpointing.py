@@ -183,7 +183,7 @@ class TurnCheckpoints:
         self._unsettled.clear()
         self._record("settle", records)
 
-    def _record(self, kind: str, files: list[dict[str, Any]], **fields: Any) -> None:
+    def _record(self, kind: str, files: list[dict[str, Any]], **fields: object) -> None:
         if not files:
             return
         try:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...extensions.context import ExtensionMode, ExtensionUI
     from ...session.manager import SessionManager
+    from ..handlers.channel import NamedEvent
 
 
 class GuardedServices(Protocol):
@@ -53,7 +54,7 @@ class GuardedSession(Protocol):
 
     def _stop_writing(self, exc: OSError) -> None: ...
 
-    async def emit(self, event: Any) -> None: ...
+    async def emit(self, event: NamedEvent) -> None: ...
 
     async def wait_for_idle(self) -> None: ...
 

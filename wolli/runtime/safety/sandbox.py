@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import NoticeEvent
 
 if TYPE_CHECKING:
+    from ...config.settings import Settings
     from ...extensions.host import ExtensionHost
     from ...permissions.policy import Decision
     from ...tools.environment import Environment
@@ -40,7 +41,7 @@ class SandboxSettings:
     problems: list[str] = field(default_factory=list)
 
 
-def read_settings(settings: Any) -> SandboxSettings:
+def read_settings(settings: Settings) -> SandboxSettings:
     """``sandbox`` from settings.json: ``true``/``false`` or an object; bad values reported."""
     value = settings.get("sandbox")
     out = SandboxSettings()

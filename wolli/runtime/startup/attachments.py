@@ -14,12 +14,13 @@ import base64
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...ai.types import ImageContent
 from ...base.safe_files import read_capped
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
     pass
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
@@ -39,7 +40,7 @@ class Attachments:
     notes: list[str] = field(default_factory=list)  # what was cut, for the user (stderr)
 
 
-def read_attachments(names: list[str], cwd: str, model: Any = None) -> Attachments:
+def read_attachments(names: list[str], cwd: str, model: Model | None = None) -> Attachments:
     """``@name`` arguments -> a text block for the first message, images, and notes."""
     out = Attachments()
     parts: list[str] = []
@@ -56,7 +57,7 @@ def read_attachments(names: list[str], cwd: str, model: Any = None) -> Attachmen
     return out
 
 
-def _attach(name: str, cwd: str, model: Any, out: Attachments) -> str:
+def _attach(name: str, cwd: str, model: Model | None, out: Attachments) -> str:
     """One ``@name`` as a text block (images go to ``out.images``, notes to ``out.notes``)."""
     from ...tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 

@@ -10,10 +10,10 @@ from ...interactive.fuzzy import fuzzy_score
 from .picker_base import PickerScreen
 
 if TYPE_CHECKING:
-    pass
+    from ....ai.types import Model
 
 
-def _key(model: Any) -> str:
+def _key(model: Model) -> str:
     return f"{model.provider}/{model.id}"
 
 

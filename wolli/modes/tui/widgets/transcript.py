@@ -20,15 +20,12 @@ caught) becomes a one-line error instead of taking the app down.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
-
-if TYPE_CHECKING:
-    pass
 
 MAX_MOUNTED = 24
 PAGE = 20
