@@ -49,3 +49,16 @@ def test_the_command_line_pauses_until_the_session_is_up(tmp_path):
     code, *rest = out.stdout.split(maxsplit=1)
     assert code != "0"  # the model does not exist: start-up fails, and still turns it back on
     assert rest == ["[False, True] True\n"], out.stderr
+
+
+def test_every_way_out_of_the_command_line_turns_it_back_on(tmp_path, monkeypatch):
+    from wolli.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    try:
+        # A usage error after the pause: no session ever starts.
+        assert main(["--mode", "rpc", "a prompt where none belongs"]) == 2
+        assert gc.isenabled()
+    finally:
+        gc.enable()
