@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # what editors and the type checker see behind the lazy names
     from .modes.tui.custom_editor import CustomEditor as CustomEditor
     from .runtime.handlers.hook_events import is_bash_tool_result as is_bash_tool_result
     from .runtime.handlers.hook_events import is_tool_call_event_type as is_tool_call_event_type
-    from .runtime.host.agent_host import ExtensionContext as ExtensionContext
+    from .runtime.host.handler_context import ExtensionContext as ExtensionContext
     from .tools.bash import create_bash_tool as create_bash_tool
     from .tools.edit import create_edit_tool as create_edit_tool
     from .tools.environment import Environment as Environment
@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # what editors and the type checker see behind the lazy names
 _EXPORTS: dict[str, str] = {
     "define_hook": "wolli.extensions.hooks",
     "ExtensionAPI": "wolli.extensions.api",
-    "ExtensionContext": "wolli.runtime.host.agent_host",
+    "ExtensionContext": "wolli.runtime.host.handler_context",
     "ExtensionUI": "wolli.extensions.context",
     "is_tool_call_event_type": "wolli.runtime.handlers.hook_events",
     "is_bash_tool_result": "wolli.runtime.handlers.hook_events",

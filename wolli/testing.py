@@ -34,7 +34,8 @@ from .extensions.ui import NullUI
 if TYPE_CHECKING:
     from .extensions.context import ExtensionMode
     from .permissions.prompt import PermissionAnswer, PermissionRequest
-    from .runtime.host.agent_host import AgentHost, HandlerContext
+    from .runtime.host.agent_host import AgentHost
+    from .runtime.host.handler_context import HandlerContext
     from .runtime.live.live_session import LiveSession
 
 __all__ = ["ExtensionHarness", "ScriptedUI", "tool_call", "text", "thinking", "error"]

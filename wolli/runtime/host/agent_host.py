@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,8 @@ from ..live.live_session import LiveSession
 from ..live.options import SessionOptions
 from ..live.services import ToolOwner
 from ..resources.loading import ResourceSet, load_resources
+from .default_model import choose_default_model, no_model_help
+from .handler_context import HandlerContext
 
 if TYPE_CHECKING:
     from ...ai.models import ModelRegistry
@@ -49,47 +50,7 @@ if TYPE_CHECKING:
     from ...session.manager import SessionManager
     from .mcp_link import McpLink
 
-# When nothing is configured, the first available of these (per provider) is used.
-PREFERRED_MODELS: dict[str, tuple[str, ...]] = {
-    "anthropic": ("claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5", "claude-opus-4-8", "claude-haiku-4-5"),
-    "openai": ("gpt-5.5", "gpt-5.4", "gpt-5.2", "gpt-5.1", "gpt-5", "gpt-4.1"),
-    "google": ("gemini-3.1-pro-preview", "gemini-2.5-pro", "gemini-3.5-flash", "gemini-2.5-flash"),
-    "openrouter": ("anthropic/claude-sonnet-4.6", "openai/gpt-5.4"),
-    "xai": ("grok-4.5", "grok-code-fast-1", "grok-4"),
-    "deepseek": ("deepseek-chat",),
-    "mistral": ("devstral-medium-latest", "mistral-large-latest"),
-    "groq": ("openai/gpt-oss-120b", "moonshotai/kimi-k2-instruct-0905"),
-}
-
 ActiveListener = Callable[["LiveSession | None", "LiveSession | None"], Any]
-
-
-@dataclass(frozen=True)
-class HandlerContext:
-    """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
-    ``ExtensionContext`` of docs/extensions.md, exported as ``wolli.ExtensionContext``): the live session,
-    its ``ui`` and the ``mode`` Wolli runs in. Also readable as a mapping (``ctx["ui"]``)."""
-
-    session: SessionHandle
-    ui: ExtensionUI
-    mode: ExtensionMode
-    # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
-    permissions: Any = None
-    # In a subagent's session: which child this is (``id``, ``name``, ``parent_session_id``,
-    # ``tool_call_id``; docs/subagents.md); None in a top-level session.
-    subagent: Any = None
-
-    @property
-    def permission_mode(self) -> str:
-        """``default``, ``accept-edits``, ``plan`` or ``yolo`` (the event
-        ``permission_mode_change`` says when it changes)."""
-        return str(self.permissions.mode) if self.permissions is not None else "yolo"
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
-
-
-ExtensionContext = HandlerContext
 
 
 class AgentHost:
@@ -285,46 +246,11 @@ class AgentHost:
     # ------------------------------------------------------------------ models
 
     def default_model(self) -> Model | None:
-        registry = self.model_registry
-        provider = self.settings.get("defaultProvider")
-        model_id = self.settings.get("defaultModel")
-        if model_id:
-            if provider:
-                found = registry.find(provider, model_id)
-                if found is not None:
-                    return found
-            try:
-                return registry.resolve(f"{provider}/{model_id}" if provider else model_id)[0]
-            except ValueError:
-                pass
-        available = registry.available()
-        if not available:
-            return None
-        if provider:
-            for model in available:
-                if model.provider == provider:
-                    return model
-        by_key = {(m.provider, m.id): m for m in available}
-        for prov, ids in PREFERRED_MODELS.items():
-            for mid in ids:
-                if (prov, mid) in by_key:
-                    return by_key[(prov, mid)]
-        return available[0]
+        """The model settings name, else the first available of the preferred ones."""
+        return choose_default_model(self.model_registry, self.settings)
 
     def no_model_help(self) -> str:
-        home = paths.wolli_home()
-        return (
-            "No model is available: Wolli found no API key and no custom provider.\n"
-            "Configure one of these:\n"
-            "  - an environment variable, e.g. export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY,\n"
-            "    GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY, XAI_API_KEY, MISTRAL_API_KEY,\n"
-            "    DEEPSEEK_API_KEY)\n"
-            f"  - a key in {home / 'auth.json'}: {{\"anthropic\": {{\"type\": \"api_key\", \"key\": \"sk-...\"}}}}\n"
-            f"  - a local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) in {home / 'models.json'}:\n"
-            '    {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1",\n'
-            '      "api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}}\n'
-            "Then pick it with --model provider/id (see --list-models)."
-        )
+        return no_model_help()
 
     # ------------------------------------------------------------------ building sessions
 
