@@ -473,3 +473,10 @@ def test_reregistering_replaces_the_stream(wolli_home):
     assert get_api("gw-api") is None
     assert registry.get("gw/m").api == "openai-completions"
     registry.unregister_provider("gw")
+
+
+def test_a_model_id_with_a_line_break_is_quoted_in_its_one_line_error(wolli_home):
+    write_models(wolli_home, {"providers": {"local": {"models": [{"id": "0\n"}]}}})
+    errors = ModelRegistry().load_errors
+    assert len(errors) == 1 and "\n" not in errors[0].strip()
+    assert 'providers.local.models[0] ("0\\n"): missing "api"' in errors[0]

@@ -234,11 +234,13 @@ class ModelRegistry:
         default_api, default_url = self._builtin_defaults.get(cfg.name, (None, None))
         base = models.get((cfg.name, model_id)) if isinstance(model_id, str) else None
         missing = self._missing_fields(cfg, raw, base, default_api, default_url)
+        # An id with a line break or a control character is quoted, so the error stays one line.
+        shown = model_id if not isinstance(model_id, str) or model_id.isprintable() else json.dumps(model_id)
         if missing:
-            errors.append(f"{where}{f' ({model_id})' if isinstance(model_id, str) and model_id.strip() else ''}: "
+            errors.append(f"{where}{f' ({shown})' if isinstance(model_id, str) and model_id.strip() else ''}: "
                           f"{_missing_message(missing)}; model skipped")
             return None
-        where = f"{where} ({model_id})"
+        where = f"{where} ({shown})"
         _remember_secrets(None, raw.get("headers") if isinstance(raw.get("headers"), dict) else None,
                           raw.get("baseUrl") if isinstance(raw.get("baseUrl"), str) else None)
         for key in sorted(set(raw) - _MODEL_KEYS):
