@@ -25,6 +25,7 @@ from typing import Any
 from ..agent.tool import ToolDefinition
 from .api_services import ExecResult, run_command
 
+TOOL_ENTRY_POINT_GROUP = "wolli.tools"  # packages: an entry point naming a module with factory(api), or the factory
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
 

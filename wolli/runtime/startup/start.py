@@ -207,6 +207,7 @@ async def _start(
         tool_settings_paths=settings_paths(host.settings.get("customTools")),
         tool_cli_paths=request.tool_paths,
         enabled=not request.no_extensions,
+        claude_settings_files=request.claude_settings,
     )
     warnings += await extensions.load(request.cwd)
     warnings += _configure_mcp(host, request)
@@ -281,7 +282,8 @@ def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
-                      approve_project=request.approve_project_mcp)
+                      approve_project=request.approve_project_mcp,
+                      package_files=host.extensions.installed.mcp_files())
     if sources.servers or sources.project is not None:
         host.mcp_link().apply(sources)
     return sources.warnings

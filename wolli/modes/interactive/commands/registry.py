@@ -21,10 +21,10 @@ from .definition import BuiltinCommand, CommandContext, CommandEntry
 @cache
 def builtin_commands() -> dict[str, BuiltinCommand]:
     """Every built-in command by name and alias."""
-    from . import app, mcp, model, permissions, rewind, session
+    from . import app, mcp, model, packages, permissions, rewind, session
 
     table: dict[str, BuiltinCommand] = {}
-    for module in (session, model, permissions, rewind, app, mcp):
+    for module in (session, model, permissions, rewind, app, mcp, packages):
         for command in module.COMMANDS:
             table[command.name] = command
             for alias in command.aliases:
