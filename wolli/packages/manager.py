@@ -102,6 +102,7 @@ class PackageManager:
     def _install(self, source: Source, *, index_url: str | None, upgrade: bool = False,
                  enabled: bool = True) -> InstallResult:
         created_settings = not (self.home / "settings.json").exists()
+        created_lock = not (self.home / "settings.json.lock").exists()
         with tempfile.TemporaryDirectory(prefix="wolli-install-") as scratch:
             folder: Path | None = None
             commit: str | None = None
@@ -114,7 +115,7 @@ class PackageManager:
             else:
                 result = self._install_python(source, folder, commit, index_url, upgrade, enabled)
         self._save_record(result.record)
-        self.write_lock(created_settings=created_settings)
+        self.write_lock(created_settings=created_settings, created_lock=created_lock)
         return result
 
     def _clone(self, source: Source, into: Path) -> tuple[Path, str]:
@@ -209,9 +210,10 @@ class PackageManager:
 
     # ------------------------------------------------------------------ lock
 
-    def write_lock(self, *, created_settings: bool | None = None) -> None:
+    def write_lock(self, *, created_settings: bool = False, created_lock: bool = False) -> None:
         old = read_lock_quiet(self.home)
-        lock = Lock(created_settings=old.created_settings if old else bool(created_settings))
+        lock = Lock(created_settings=old.created_settings if old else created_settings,
+                    created_settings_lock=old.created_settings_lock if old else created_lock)
         lock.distributions = [lock_entry(d) for d in installed_distributions(self.env.site_packages)]
         for record in self.records():
             if record.kind == "claude-plugin":
@@ -315,6 +317,8 @@ class PackageManager:
         if lock is not None and lock.created_settings and not self.settings.file_values("agent"):
             settings_file.unlink(missing_ok=True)
             self.settings.reload()
+        if lock is not None and lock.created_settings_lock:
+            settings_file.with_name(settings_file.name + ".lock").unlink(missing_ok=True)
 
     def set_enabled(self, name: str, enabled: bool) -> PackageRecord:
         record = self.find(name)

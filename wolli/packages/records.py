@@ -91,10 +91,11 @@ class Lock:
     distributions: list[dict[str, Any]] = field(default_factory=list)
     plugins: list[dict[str, Any]] = field(default_factory=list)
     created_settings: bool = False  # install made settings.json: remove takes it away again
+    created_settings_lock: bool = False  # ... and settings.json.lock (config/file_lock.py)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": LOCK_VERSION, "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
-                "createdSettings": self.created_settings,
+                "createdSettings": self.created_settings, "createdSettingsLock": self.created_settings_lock,
                 "distributions": self.distributions, "plugins": self.plugins}
 
 
@@ -113,7 +114,7 @@ def read_lock(agent_home: Path) -> Lock | None:
         raise ValueError(f"{lock_path(agent_home)}: not a lock file (expected a JSON object)")
     dists = [d for d in data.get("distributions") or [] if isinstance(d, dict) and isinstance(d.get("name"), str)]
     plugins = [p for p in data.get("plugins") or [] if isinstance(p, dict) and isinstance(p.get("name"), str)]
-    return Lock(dists, plugins, data.get("createdSettings") is True)
+    return Lock(dists, plugins, data.get("createdSettings") is True, data.get("createdSettingsLock") is True)
 
 
 def write_lock(agent_home: Path, lock: Lock) -> None:

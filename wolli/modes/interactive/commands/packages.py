@@ -140,5 +140,5 @@ def _complete(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
 COMMANDS = [
     BuiltinCommand("packages", "installed packages and plugins: install, update, remove, enable, disable",
                    packages, category="Wolli", usage="[install SOURCE|remove NAME|update [NAME]|enable NAME|disable NAME]",
-                   needs_idle=True),
+                   complete=_complete, needs_idle=True),
 ]
