@@ -126,7 +126,7 @@ class SimpleIndex:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's spelling)
+            def do_GET(self) -> None:
                 parts = [p for p in self.path.split("?")[0].split("/") if p]
                 body: bytes | None = None
                 kind = "text/html"

@@ -360,17 +360,17 @@ def _key(ctx: Any) -> int:
 
 def _cwd(ctx: Any) -> str:
     try:
-        return str(ctx.session.get_cwd())
+        return str(ctx.session.session_manager.get_cwd())
     except Exception:
         return os.getcwd()
 
 
 def _common(ctx: Any, event: str) -> dict[str, Any]:
-    session = getattr(ctx, "session", None)
+    view = getattr(getattr(ctx, "session", None), "session_manager", None)
 
     def read(name: str) -> Any:
         try:
-            value = getattr(session, name)
+            value = getattr(view, name)
             return value() if callable(value) else value
         except Exception:
             return None

@@ -148,15 +148,15 @@ class PackageManager:
         staging.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(folder, staging, ignore=shutil.ignore_patterns(".git"), symlinks=True)
         plugin = read_plugin(staging)
+        declares = {"skills": [p.name for d in plugin.skill_dirs for p in sorted(d.iterdir()) if p.is_dir()],
+                    "commands": [p.stem for p in plugin.command_files], "agents": plugin.agents(),
+                    "hooks": sorted({h.event for h in plugin.hooks}),
+                    "mcpServers": _server_names(plugin.mcp_text)}
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
         record = PackageRecord(name=name, kind="claude-plugin", source=source.target if source.kind != "index" else source.given,
                                source_kind=source.kind, ref=commit or source.ref, version=plugin.version,
                                enabled=enabled)
-        declares = {"skills": [p.name for d in plugin.skill_dirs for p in sorted(d.iterdir()) if p.is_dir()],
-                    "commands": [p.stem for p in plugin.command_files], "agents": plugin.agents(),
-                    "hooks": sorted({h.event for h in plugin.hooks}),
-                    "mcpServers": [] if plugin.mcp_text is None else ["(.mcp.json)"]}
         return InstallResult(record, previous.version if previous else None,
                              {k: v for k, v in declares.items() if v}, list(plugin.errors))
 
@@ -386,3 +386,13 @@ def _orphans(removing: str, remaining: list[str], site_packages: Path) -> list[s
 
     kept = closure(remaining)
     return sorted(n for n in closure([removing]) - kept if n != canonical_name(removing))
+
+
+def _server_names(text: str | None) -> list[str]:
+    import json
+
+    try:
+        servers = json.loads(text).get("mcpServers") if text else None
+    except (ValueError, AttributeError):
+        return []
+    return sorted(servers) if isinstance(servers, dict) else []
