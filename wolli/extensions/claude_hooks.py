@@ -202,7 +202,7 @@ class ClaudeHookRunner:
             data = run.data or {}
             if isinstance(data.get("systemMessage"), str):
                 _notify(ctx, data["systemMessage"], "warning")
-            specific = data.get("hookSpecificOutput") if isinstance(data.get("hookSpecificOutput"), dict) else {}
+            specific = _specific(data)
             decision = specific.get("permissionDecision") or {"approve": "allow", "block": "deny"}.get(
                 str(data.get("decision")))
             reason = specific.get("permissionDecisionReason") or data.get("reason")
@@ -232,7 +232,7 @@ class ClaudeHookRunner:
         notes = []
         for run in await self._run_all("PostToolUse", (claude_name, name), fields, ctx):
             data = run.data or {}
-            specific = data.get("hookSpecificOutput") if isinstance(data.get("hookSpecificOutput"), dict) else {}
+            specific = _specific(data)
             if run.code == 2 and run.stderr.strip():
                 notes.append(run.stderr.strip())
             if data.get("decision") == "block" and data.get("reason"):
@@ -257,7 +257,7 @@ class ClaudeHookRunner:
                 why = run.stderr.strip() if run.code == 2 else str(data.get("reason") or data.get("stopReason") or "")
                 _notify(ctx, f"The prompt was blocked by a UserPromptSubmit hook{': ' + why if why else ''}", "warning")
                 return {"action": "handled"}
-            specific = data.get("hookSpecificOutput") if isinstance(data.get("hookSpecificOutput"), dict) else {}
+            specific = _specific(data)
             extra = specific.get("additionalContext") if isinstance(specific.get("additionalContext"), str) else run.plain_text
             if run.code == 0 and extra:
                 context.append(extra)
@@ -268,7 +268,7 @@ class ClaudeHookRunner:
     async def stop(self, event: Any, ctx: Any) -> dict[str, Any] | None:
         key = _key(ctx)
         rounds = self._stop_rounds.get(key, 0)
-        reasons = []
+        reasons: list[str] = []
         for run in await self._run_all("Stop", (), {"stop_hook_active": rounds > 0}, ctx):
             data = run.data or {}
             if data.get("continue") is False:
@@ -301,7 +301,7 @@ class ClaudeHookRunner:
         context = []
         for run in await self._run_all("SessionStart", (source,), {"source": source}, ctx):
             data = run.data or {}
-            specific = data.get("hookSpecificOutput") if isinstance(data.get("hookSpecificOutput"), dict) else {}
+            specific = _specific(data)
             extra = specific.get("additionalContext") if isinstance(specific.get("additionalContext"), str) else run.plain_text
             if run.code == 0 and extra:
                 context.append(extra)
@@ -335,6 +335,11 @@ class ClaudeHookRunner:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def _specific(data: dict[str, Any]) -> dict[str, Any]:
+    found = data.get("hookSpecificOutput")
+    return found if isinstance(found, dict) else {}
 
 
 def to_claude_input(tool: str, arguments: Any) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .claude_plugin import ClaudePlugin, read_plugin
-from .environment import activate, packages_dir
-from .records import PackageRecord, read_records
 from .sources import canonical_name
+
+if TYPE_CHECKING:  # imported when a package is recorded: a Wolli without any pays nothing
+    from .claude_plugin import ClaudePlugin
+    from .records import PackageRecord
 
 RESOURCES_GROUP = "wolli.resources"
 
@@ -40,7 +41,7 @@ class InstalledPackages:
             return False
         dist = getattr(entry_point, "dist", None)
         name = dist.metadata["Name"] if dist is not None else None
-        return bool(name) and canonical_name(name) in disabled
+        return bool(name) and canonical_name(str(name)) in disabled
 
     def resource_dirs(self) -> list[Path]:
         """The folders named by ``wolli.resources`` entry points of enabled packages."""
@@ -81,6 +82,12 @@ class InstalledPackages:
 
 
 def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
+    if not value or not isinstance(value, list):
+        return InstalledPackages()
+    from .claude_plugin import read_plugin
+    from .environment import activate, packages_dir
+    from .records import read_records
+
     records = read_records(value)
     out = InstalledPackages(records=records)
     if not records:

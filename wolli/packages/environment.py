@@ -16,9 +16,7 @@ packages whose extensions are loaded.
 from __future__ import annotations
 
 import os
-import shutil
 import site
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,6 +71,8 @@ class ManagedEnvironment:
     @staticmethod
     def installer() -> str:
         """``uv`` when it is on PATH (and ``WOLLI_INSTALLER`` does not say ``pip``), else ``pip``."""
+        import shutil
+
         wanted = os.environ.get("WOLLI_INSTALLER", "").strip().lower()
         if wanted == "pip":
             return "pip"
@@ -83,6 +83,8 @@ class ManagedEnvironment:
         if self.exists():
             self._write_host_pth()
             return
+        import shutil
+
         self.root.mkdir(parents=True, exist_ok=True)
         uv = shutil.which("uv") if self.installer() == "uv" else None
         if uv:
@@ -99,6 +101,8 @@ class ManagedEnvironment:
 
     def _base(self, action: str) -> list[str]:
         if self.installer() == "uv":
+            import shutil
+
             uv = shutil.which("uv") or "uv"
             return [uv, "pip", action, "--python", str(self.python)]
         if _host_has_pip():
@@ -149,6 +153,8 @@ def _host_has_pip() -> bool:
 def _run(command: list[str], output: Output | None, *, what: str) -> str:
     """Run an installer command; its output goes to ``output`` line by line and is kept (the
     last 64 KiB) for the error message."""
+    import subprocess
+
     env = dict(os.environ)
     env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
     kept: list[str] = []

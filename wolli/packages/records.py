@@ -127,7 +127,7 @@ def installed_distributions(site_packages: Path) -> list[Any]:
 
     if not site_packages.is_dir():
         return []
-    found = {}
+    found: dict[str, Any] = {}
     for dist in distributions(path=[str(site_packages)]):
         name = dist.metadata["Name"]
         if name:

@@ -17,11 +17,11 @@ from typing import Literal
 
 SourceKind = Literal["index", "git", "path"]
 
-_REQUIREMENT = re.compile(
+_REQUIREMENT_TEXT = (
     r"^(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<extras>\[[A-Za-z0-9._,\s-]*\])?"
     r"\s*(?P<spec>(?:(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+\s*,?\s*)*)$"
 )
-_NPM_VERSION = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)@(?P<version>[0-9][A-Za-z0-9.+!_-]*)$")
+_NPM_VERSION_TEXT = r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)@(?P<version>[0-9][A-Za-z0-9.+!_-]*)$"
 
 
 class SourceError(ValueError):
@@ -64,11 +64,11 @@ def parse_source(text: str, cwd: str | Path = ".") -> Source:
         if not path.exists():
             raise SourceError(f"{given}: no such file or folder")
         return Source("path", given, str(path.resolve()))
-    npm = _NPM_VERSION.match(given)
+    npm = re.match(_NPM_VERSION_TEXT, given)
     if npm:
         given_req = f"{npm.group('name')}=={npm.group('version')}"
         return Source("index", given, given_req, name=npm.group("name"))
-    match = _REQUIREMENT.match(given)
+    match = re.match(_REQUIREMENT_TEXT, given)
     if match is None:
         raise SourceError(f"{given!r} is not a package name, a git URL or a path that exists "
                           "(examples: my-pkg, my-pkg==1.2, git+https://host/repo.git@v1, ./my-pkg)")
