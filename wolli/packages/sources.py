@@ -77,7 +77,8 @@ def parse_source(text: str, cwd: str | Path = ".") -> Source:
 
 def _git_source(given: str) -> Source | None:
     url = given[4:] if given.startswith("git+") else given
-    looks_git = (given.startswith(("git+", "git@", "ssh://")) or ".git" in url.rsplit("/", 1)[-1]
+    last = url.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    looks_git = (given.startswith(("git+", "git@", "ssh://")) or ".git" in last
                  or re.match(r"^https?://(github\.com|gitlab\.com|codeberg\.org|bitbucket\.org)/[^/]+/[^/#@]+", url))
     if not looks_git:
         return None
