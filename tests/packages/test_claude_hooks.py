@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.packages import wolli_cli
 from tests.support.runtime import make_host, start_session
+from tests.support.waiting import wait_until
 from wolli.ai.providers.faux import FauxProvider, faux_tool_call
 from wolli.config import paths
 
@@ -59,6 +60,7 @@ def settings_file(tmp_path: Path) -> Path:
              ("UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact")}
     hooks["PostToolUse"] = [{"matcher": "Write|Edit", "hooks": command}]
     hooks["PreToolUse"] = [{"matcher": "Read", "hooks": command}]
+    hooks["Notification"] = [{"matcher": "wolli_warning", "hooks": command}]
     path = tmp_path / "claude-settings.json"
     path.write_text(json.dumps({"permissions": {"allow": []}, "hooks": hooks}))
     return path
@@ -129,6 +131,14 @@ async def test_settings_hooks_run_on_prompt_stop_start_tool_result_and_compactio
     assert any("Compaction was cancelled by a PreCompact hook: not now" in text for _, text in notices)
     assert [e["trigger"] for e in events(project) if e["hook_event_name"] == "PreCompact"] == ["manual"]
 
+    # Notices reach Notification hooks (this matcher takes warnings only).
+    session.notice("info", "just so you know")
+    session.notice("warning", "the disk is almost full")
+    await wait_until(lambda: any(e["hook_event_name"] == "Notification" for e in events(project)), 10,
+                     "the Notification hook")
+    notes = [e for e in events(project) if e["hook_event_name"] == "Notification"]
+    assert [(n["message"], n["notification_type"]) for n in notes] == [("the disk is almost full", "wolli_warning")]
+
     await host.shutdown()
     ends = [e for e in events(project) if e["hook_event_name"] == "SessionEnd"]
     assert ends and ends[-1]["reason"] == "prompt_input_exit"
@@ -138,10 +148,10 @@ def test_import_claude_settings_writes_the_hooks_into_the_agent_settings(tmp_pat
     source = settings_file(tmp_path)
     done = wolli_cli(["import", "claude-settings", str(source)], tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Imported 7 hook(s)" in done.stdout
+    assert "Imported 8 hook(s)" in done.stdout
     stored = json.loads((paths.agent_home() / "settings.json").read_text())
     assert set(stored["claudeHooks"]) == {"UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact",
-                                          "PostToolUse", "PreToolUse"}
+                                          "PostToolUse", "PreToolUse", "Notification"}
     assert "permissions" not in stored
 
 
