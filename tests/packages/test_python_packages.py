@@ -4,7 +4,9 @@ update, remove, a package that fails to import, and the lock in a fresh agent ho
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -208,3 +210,34 @@ async def test_packages_and_single_extensions_switch_off(examples_wheel, faux, t
     host, _, errors = await loaded_host(faux, tmp_path)
     assert not [i for i in host.extensions.infos() if i.get("package") == "wolli-examples"]
     await host.shutdown()
+
+
+def test_uv_installs_when_it_is_on_path_and_its_lock_installs_with_pip(examples_wheel, tmp_path, wolli_home):
+    uv_dir = Path(sys.executable).parent
+    if not (uv_dir / "uv").exists() and shutil.which("uv") is None:
+        pytest.skip("uv is not installed (it is a test extra)")
+    env = installer_env(UV_NO_INDEX="1")
+    del env["WOLLI_INSTALLER"]
+    env["PATH"] = f"{uv_dir}{os.pathsep}{env.get('PATH', '')}"
+    done = wolli_cli(["install", str(examples_wheel), "--yes"], tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    venv = paths.agent_home() / "packages" / "venv"
+    installer = next(venv.glob("lib/python*/site-packages/wolli_examples-0.1.0.dist-info/INSTALLER"))
+    assert installer.read_text().strip() == "uv"
+    locked = lock()["distributions"]
+
+    # The same lock installed by pip in a fresh agent home gives the same content hashes.
+    fresh = tmp_path / "fresh"
+    agent = fresh / "agents" / "default"
+    agent.mkdir(parents=True)
+    for name in ("settings.json", "packages.lock.json"):
+        shutil.copy(paths.agent_home() / name, agent / name)
+    done = wolli_cli(["install"], tmp_path, env=installer_env(WOLLI_HOME=str(fresh)))
+    assert done.returncode == 0, done.stderr
+    from wolli.packages.environment import site_packages
+    from wolli.packages.records import installed_distributions, lock_entry
+
+    again = [lock_entry(d) for d in installed_distributions(site_packages(agent / "packages" / "venv"))]
+    assert [(d["name"], d["contentHash"]) for d in again] == [(d["name"], d["contentHash"]) for d in locked]
+    pip_installer = next((agent / "packages" / "venv").glob("lib/python*/site-packages/wolli_examples-0.1.0.dist-info/INSTALLER"))
+    assert pip_installer.read_text().strip() == "pip"

@@ -117,6 +117,8 @@ class ManagedEnvironment:
         command = self._base("install")
         if self.installer() == "pip":
             command += ["--disable-pip-version-check", "--no-input"]
+        else:
+            command += ["--excludes", str(self._host_excludes())]
         if index_url:
             command += ["--index-url", index_url]
         if upgrade:
@@ -124,6 +126,17 @@ class ManagedEnvironment:
         if no_deps:
             command.append("--no-deps")
         return _run([*command, *requirements], output, what="installing")
+
+    def _host_excludes(self) -> Path:
+        """uv does not read ``.pth`` files when it resolves, so it cannot see Wolli's own
+        installation the way pip does: the distributions Wolli runs with are excluded from its
+        resolution instead (a package's requirement on ``wolli`` or ``httpx`` is then met by them)."""
+        from importlib.metadata import distributions
+
+        names = sorted({d.metadata["Name"] for d in distributions(path=host_site_dirs()) if d.metadata["Name"]})
+        path = self.root / "wolli-host-excludes.txt"
+        path.write_text("\n".join(names) + "\n", "utf-8")
+        return path
 
     def uninstall(self, names: Sequence[str], output: Output | None = None) -> str:
         if not names:
