@@ -241,3 +241,39 @@ def test_uv_installs_when_it_is_on_path_and_its_lock_installs_with_pip(examples_
     assert [(d["name"], d["contentHash"]) for d in again] == [(d["name"], d["contentHash"]) for d in locked]
     pip_installer = next((agent / "packages" / "venv").glob("lib/python*/site-packages/wolli_examples-0.1.0.dist-info/INSTALLER"))
     assert pip_installer.read_text().strip() == "pip"
+
+
+async def test_a_package_brings_skills_prompts_themes_mcp_servers_and_a_tool_factory(faux, tmp_path):
+    theme = json.loads((REPO / "wolli" / "themes" / "dark.json").read_text())
+    theme["name"] = "ocean"
+    project = make_project(
+        tmp_path / "res", "res-pack", "1.0", "res_pack",
+        "def factory(api):\n    return {'name': 'shout', 'description': 'shouts', "
+        "'parameters': {'type': 'object', 'properties': {}}, "
+        "'execute': lambda call_id, params, signal, on_update, ctx: 'HEY'}\n",
+        {"wolli.resources": {"res": "res_pack"}, "wolli.tools": {"shout": "res_pack"}},
+        files={"skills/deploy/SKILL.md": "---\ndescription: Deploys the app\n---\nRun make deploy.\n",
+               "prompts/review.md": "---\ndescription: Review a file\n---\nReview $1 carefully.\n",
+               "themes/ocean.json": json.dumps(theme),
+               "mcp.json": json.dumps({"mcpServers": {"clock": {
+                   "command": str(Path(sys.executable).parent / "mcp-server-time")}}})})
+    done = wolli_cli(["install", str(project), "--yes"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "wolli.resources: res" in done.stdout and "wolli.tools: shout" in done.stdout
+
+    host, session, errors = await loaded_host(faux, tmp_path)
+    assert errors == []
+    resources = host.resources(str(tmp_path))
+    assert "deploy" in [s.name for s in resources.skills]
+    assert "review" in [t.name for t in resources.prompts]
+    from wolli.config.themes import discover_themes
+    from wolli.mcp.sources import collect
+
+    themes, problems = discover_themes(host.extensions.installed.theme_dirs())
+    assert "ocean" in themes and problems == []
+    servers = collect(host.home, str(tmp_path), [], package_files=host.extensions.installed.mcp_files()).servers
+    assert [(s.name, s.scope) for s in servers] == [("clock", "package")]
+    faux.push([faux_tool_call("shout", {})], "done")
+    await session.prompt("shout")
+    assert faux.contexts[-1].messages[-1].content[0].text == "HEY"
+    await host.shutdown()

@@ -114,3 +114,10 @@ def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
         out.plugins.append(plugin)
         out.problems += plugin.errors
     return out
+
+
+def installed_theme_dirs(agent_home: Path, value: Any) -> list[Path]:
+    """Theme folders of enabled packages (for front ends that list themes before a host loads)."""
+    if not value:
+        return []
+    return [d for d in load_installed(agent_home, value).theme_dirs() if d.is_dir()]

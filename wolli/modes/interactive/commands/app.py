@@ -71,7 +71,7 @@ async def reload(ctx: CommandContext, args: str) -> None:
 async def settings(ctx: CommandContext, args: str) -> None:
     from ....config.themes import discover_themes, theme_folders
 
-    themes, _ = discover_themes(theme_folders(ctx.host.home))
+    themes, _ = discover_themes([*theme_folders(ctx.host.home), *ctx.host.extensions.installed.theme_dirs()])
     fields = setting_fields(sorted(themes))
     changes = await ctx.front.edit_settings(fields, read_values(ctx.host.settings, fields))
     if not changes:
