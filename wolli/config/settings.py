@@ -47,6 +47,8 @@ DEFAULTS: dict[str, Any] = {
     "prompts": [],
     "customTools": [],
     "disabledExtensions": [],
+    "packages": [],
+    "claudeHooks": {},
     "enabledModels": None,
     "hideThinkingBlock": False,
     "extensionTimeoutMs": 60000,
