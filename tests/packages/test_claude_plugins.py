@@ -123,7 +123,7 @@ def test_a_plugin_from_a_git_repository_is_recorded_with_its_commit(tmp_path):
     done = wolli_cli(["install", f"{tmp_path / 'plugin.git'}", "--yes"], tmp_path)
     assert done.returncode == 0, done.stderr
     settings = json.loads((paths.agent_home() / "settings.json").read_text())
-    assert settings["packages"][0]["kind"] == "claude-plugin" and settings["packages"][0]["ref"] == commit
+    assert settings["packages"][0]["kind"] == "claude-plugin" and settings["packages"][0]["commit"] == commit
     lock = json.loads((paths.agent_home() / "packages.lock.json").read_text())
     assert lock["plugins"][0]["commit"] == commit and lock["plugins"][0]["contentHash"].startswith("sha256:")
     assert not (paths.agent_home() / "packages" / "plugins" / "my-plugin" / ".git").exists()

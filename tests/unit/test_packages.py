@@ -50,6 +50,7 @@ def test_matchers_follow_claude_code():
     assert CommandHook("PreToolUse", "mcp__.*", "x", 60, "f").matches("mcp__time__now")
     assert not CommandHook("PreToolUse", "Bash", "x", 60, "f").matches("BashOutput")  # the whole name
     assert CommandHook("PreToolUse", "bad(", "x", 60, "f").matches("bad(")  # not a regex: compared as text
+    assert CommandHook("UserPromptSubmit", "Bash", "x", 60, "f").matches()  # events without a matcher
 
 
 def test_hook_configuration_problems_are_named_and_the_rest_kept():

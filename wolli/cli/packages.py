@@ -141,7 +141,7 @@ def run_package_command(action: str, argv: list[str]) -> int:
     except _Usage as exc:
         print(f"wolli: {exc}\n{USAGE_TEXT}", file=sys.stderr)
         return 2
-    except PackageError as exc:
+    except (PackageError, ValueError, OSError) as exc:  # ValueError: a settings file that cannot be written
         _warn(str(exc))
         return 1
     except KeyboardInterrupt:

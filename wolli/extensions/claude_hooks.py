@@ -26,6 +26,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -170,11 +171,11 @@ class ClaudeHookRunner:
         try:
             _, out, err, code = await asyncio.wait_for(reads, hook.timeout_s)
         except TimeoutError:
-            signal_tree(process.pid, live_tree(process.pid, set()), 9)
+            signal_tree(process.pid, live_tree(process.pid, set()), signal.SIGKILL)
             await process.wait()
             return HookRun(hook, None, "", "", f"timed out after {hook.timeout_s:g} s and was stopped")
         except BaseException:
-            signal_tree(process.pid, live_tree(process.pid, set()), 9)
+            signal_tree(process.pid, live_tree(process.pid, set()), signal.SIGKILL)
             raise
         finally:
             unit.release()

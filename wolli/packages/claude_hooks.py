@@ -39,7 +39,7 @@ class CommandHook:
         """Whether the matcher accepts any of ``names`` (a tool name, a start source...):
         empty or ``*`` accepts all; otherwise the whole name must match it as a regular
         expression (``Edit|Write``, ``mcp__.*``), as in Claude Code."""
-        if self.matcher in ("", "*"):
+        if self.matcher in ("", "*") or not names:  # events without a matcher ignore it, as Claude Code does
             return True
         try:
             pattern = re.compile(self.matcher)

@@ -154,9 +154,8 @@ class PackageManager:
                     "mcpServers": _server_names(plugin.mcp_text)}
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-        record = PackageRecord(name=name, kind="claude-plugin", source=source.target if source.kind != "index" else source.given,
-                               source_kind=source.kind, ref=commit or source.ref, version=plugin.version,
-                               enabled=enabled)
+        record = PackageRecord(name=name, kind="claude-plugin", source=source.target, source_kind=source.kind,
+                               ref=source.ref, commit=commit, version=plugin.version, enabled=enabled)
         return InstallResult(record, previous.version if previous else None,
                              {k: v for k, v in declares.items() if v}, list(plugin.errors))
 
@@ -191,7 +190,7 @@ class PackageManager:
             "(see docs/packages.md for the entry-point names)"]
         record = PackageRecord(name=dist.metadata["Name"], kind="python",
                                source=source.target if source.kind != "index" else source.given,
-                               source_kind=source.kind, ref=source.ref, version=dist.version,
+                               source_kind=source.kind, ref=source.ref, commit=commit, version=dist.version,
                                index_url=index_url, enabled=enabled)
         return InstallResult(record, before.get(canonical_name(record.name)), declares, warnings)
 
@@ -220,7 +219,7 @@ class PackageManager:
                 root = plugins_dir(self.home) / record.name
                 if root.is_dir():
                     lock.plugins.append({"name": record.name, "version": record.version, "source": record.source,
-                                         "sourceKind": record.source_kind, "commit": record.ref,
+                                         "sourceKind": record.source_kind, "commit": record.commit,
                                          "contentHash": folder_hash(root)})
         write_lock(self.home, lock)
 
@@ -273,11 +272,14 @@ class PackageManager:
         records = [self.find(name)] if name else self.records()
         results = []
         for record in records:
-            source = (parse_source(record.source) if record.source_kind == "index"
-                      else Source(record.source_kind, record.source, record.source,  # type: ignore[arg-type]
-                                  ref=None if record.kind == "claude-plugin" and record.source_kind == "git" else record.ref))
-            if record.source_kind == "index" and record.kind == "python":
+            # From where it came, following what was asked for: the index requirement as typed,
+            # the git ref (a branch moves on, a tag or commit stays), the path as it is now.
+            if record.source_kind == "index":
                 source = Source("index", record.source, record.source, name=record.name)
+            elif record.source_kind == "git":
+                source = Source("git", record.source, record.source, ref=record.ref)
+            else:
+                source = Source("path", record.source, record.source)
             results.append(self._install(source, index_url=record.index_url, upgrade=True, enabled=record.enabled))
         return results
 

@@ -41,7 +41,8 @@ class PackageRecord:
     kind: str = "python"  # python | claude-plugin
     source: str = ""
     source_kind: str = "index"
-    ref: str | None = None
+    ref: str | None = None  # the branch, tag or commit asked for (git)
+    commit: str | None = None  # the commit installed (git)
     version: str | None = None
     index_url: str | None = None
     enabled: bool = True
@@ -54,6 +55,7 @@ class PackageRecord:
             name=data["name"], kind=str(data.get("kind") or "python"), source=str(data.get("source") or ""),
             source_kind=str(data.get("sourceKind") or "index"),
             ref=data.get("ref") if isinstance(data.get("ref"), str) else None,
+            commit=data.get("commit") if isinstance(data.get("commit"), str) else None,
             version=data.get("version") if isinstance(data.get("version"), str) else None,
             index_url=data.get("indexUrl") if isinstance(data.get("indexUrl"), str) else None,
             enabled=data.get("enabled") is not False,
@@ -64,6 +66,8 @@ class PackageRecord:
                                "sourceKind": self.source_kind}
         if self.ref:
             out["ref"] = self.ref
+        if self.commit:
+            out["commit"] = self.commit
         if self.version:
             out["version"] = self.version
         if self.index_url:
