@@ -38,7 +38,7 @@ async def test_packages_install_switch_and_remove_from_the_line_mode(line, pip_o
         await term.wait_for("Installed wolli-examples 0.1.0.", timeout=120)
         await wait_until(lambda: "todo" in _tools(term), 10, "the package's tool")
 
-        await term.send("/extensions disable todo")
+        await term.send("/packages disable todo")  # one extension of the package
         await term.wait_for("todo is disabled.", timeout=30)
         assert "todo" not in _tools(term)
         await term.send("/extensions enable todo")

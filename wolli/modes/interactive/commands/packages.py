@@ -89,6 +89,9 @@ async def packages(ctx: CommandContext, args: str) -> None:
             await _apply(ctx, "Updated " + (", ".join(f"{r.record.name} {r.record.version or ''}".rstrip()
                                                       for r in results) or "nothing") + ".")
         elif action in ("enable", "disable") and len(words) == 2:
+            if not _is_package(manager, words[1]) and words[1] in {i["name"] for i in ctx.host.extensions.infos()}:
+                await switch_extension(ctx, words[1], action == "enable")  # one extension of a package
+                return
             record = manager.set_enabled(words[1], action == "enable")
             await _apply(ctx, f"{record.name} is {action}d.")
         else:
@@ -104,12 +107,24 @@ async def _list_and_offer(ctx: CommandContext, manager: Any) -> None:
     if not records:
         return
     options = [f"{'Disable' if r.enabled else 'Enable'} {r.name}" for r in records]
-    chosen = await ctx.front.select("Switch a package on or off (Esc: leave it)", options)
+    extensions = [i for i in ctx.host.extensions.infos()
+                  if i.get("package") and any(_same(i["package"], r.name) for r in records)]
+    options += [f"{'Enable' if i['status'] == 'disabled' else 'Disable'} extension {i['name']}" for i in extensions]
+    chosen = await ctx.front.select("Switch a package or one of its extensions on or off (Esc: leave it)", options)
     if chosen is None:
         return
     verb, _, name = chosen.partition(" ")
+    if name.startswith("extension "):
+        await switch_extension(ctx, name.removeprefix("extension "), verb == "Enable")
+        return
     record = manager.set_enabled(name, verb == "Enable")
     await _apply(ctx, f"{record.name} is {'enabled' if record.enabled else 'disabled'}.")
+
+
+def _is_package(manager: Any, name: str) -> bool:
+    from ....packages.sources import canonical_name
+
+    return any(r.key == canonical_name(name) for r in manager.records())
 
 
 async def switch_extension(ctx: CommandContext, name: str, enabled: bool) -> None:
