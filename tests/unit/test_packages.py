@@ -122,3 +122,11 @@ def test_a_plugin_without_a_valid_name_is_refused(tmp_path: Path):
     (tmp_path / ".claude-plugin" / "plugin.json").write_text('{"name": "has space"}')
     with pytest.raises(ValueError, match="needs a \"name\""):
         read_plugin(tmp_path)
+
+
+def test_git_urls_in_scp_spelling_become_ssh_urls_for_the_installer():
+    from wolli.packages.manager import _pip_git_url
+
+    assert _pip_git_url("git@github.com:o/r.git") == "ssh://git@github.com/o/r.git"
+    assert _pip_git_url("https://github.com/o/r") == "https://github.com/o/r"
+    assert _pip_git_url("/srv/repos/r.git") == "file:///srv/repos/r.git"

@@ -113,12 +113,16 @@ class ManagedEnvironment:
         return [str(self.python), "-m", "pip", action]
 
     def install(self, requirements: Sequence[str], *, index_url: str | None = None, upgrade: bool = False,
-                no_deps: bool = False, output: Output | None = None) -> str:
+                no_deps: bool = False, reinstall: str | None = None, output: Output | None = None) -> str:
+        """``reinstall``: a distribution to install again even at the same version (a folder
+        or repository that changed); pip does that for such sources by itself."""
         command = self._base("install")
         if self.installer() == "pip":
             command += ["--disable-pip-version-check", "--no-input"]
         else:
             command += ["--excludes", str(self._host_excludes())]
+            if reinstall:
+                command += ["--reinstall-package", reinstall]
         if index_url:
             command += ["--index-url", index_url]
         if upgrade:

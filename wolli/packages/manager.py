@@ -164,7 +164,7 @@ class PackageManager:
         self.env.create(self.output)
         before = {canonical_name(d.metadata["Name"]): d.version for d in installed_distributions(self.env.site_packages)}
         if source.kind == "git":
-            requirement = f"git+{source.target}@{commit}"
+            requirement = f"git+{_pip_git_url(source.target)}@{commit}"
             name = _project_name(folder) if folder else None
         elif source.kind == "path":
             requirement = source.target
@@ -173,7 +173,7 @@ class PackageManager:
             requirement, name = source.target, source.name
         try:
             self.env.install([requirement], index_url=index_url, upgrade=upgrade or source.kind != "index",
-                             output=self.output)
+                             reinstall=name if source.kind != "index" else None, output=self.output)
         except RuntimeError as exc:
             raise PackageError(str(exc)) from None
         after = {canonical_name(d.metadata["Name"]): d for d in installed_distributions(self.env.site_packages)}
@@ -342,6 +342,16 @@ def read_lock_quiet(agent_home: Path) -> Lock | None:
         return read_lock(agent_home)
     except ValueError:
         return None
+
+
+def _pip_git_url(url: str) -> str:
+    """git's ``user@host:path`` and plain-path spellings as URLs installers understand."""
+    import re
+
+    if url.startswith("/"):
+        return f"file://{url}"
+    match = re.match(r"^([A-Za-z0-9._-]+@[A-Za-z0-9.-]+):(?!//)(.+)$", url)
+    return f"ssh://{match.group(1)}/{match.group(2)}" if match else url
 
 
 def _project_name(path: Path) -> str | None:
