@@ -15,6 +15,7 @@ import shlex
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -59,9 +60,26 @@ def blocked_run(project: Project, tool: str, *mode: str):
     return ["-e", "blocking.py", "--permission-mode", "yolo", *MODEL, *mode]
 
 
+def _in_fifo_open(pid: int) -> bool | None:
+    """Whether a thread of ``pid`` sleeps in the kernel's FIFO open (``wait_for_partner``);
+    None where the kernel hides wait channels (they all read "0")."""
+    try:
+        channels = [(task / "wchan").read_text() for task in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return False
+    if all(channel in ("", "0") for channel in channels):
+        return None
+    return "wait_for_partner" in channels
+
+
 def wait_blocked(project: Project) -> None:
-    wait_until_sync(lambda: (project.root / "pipe.opening").exists(), 20, "the tool to block")
-    time.sleep(0.2)  # from the marker to the open() call
+    marker = project.root / "pipe.opening"
+    wait_until_sync(lambda: marker.exists() and marker.read_text().strip().isdigit(), 20, "the tool to block")
+    pid = int(marker.read_text())
+    if _in_fifo_open(pid) is None:  # no wait channels on this kernel: allow for marker -> open()
+        time.sleep(0.2)
+        return
+    wait_until_sync(lambda: bool(_in_fifo_open(pid)), 20, "the tool to sleep in open() of the FIFO")
 
 
 def assert_complete_entries_kept(project: Project) -> None:

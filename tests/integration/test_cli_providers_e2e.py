@@ -24,6 +24,7 @@ import pytest
 from tests.support import wire_answers as W
 from tests.support.cli import session_files, wolli
 from tests.support.loopback import LoopbackServer, Reply
+from tests.support.processes import alive
 from tests.support.waiting import wait_until_sync
 from tests.support.wire_answers import ANTHROPIC, APIS, CHAT, GOOGLE, RESPONSES, Call, answer, conversation
 
@@ -327,14 +328,6 @@ def start_wolli(args: list[str], cwd: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
     )
 
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def interrupt(process: subprocess.Popen[str], signum: int = signal.SIGINT,

@@ -39,6 +39,7 @@ import pytest
 from tests.support import wire_answers as W
 from tests.support.cli import session_files, wolli
 from tests.support.loopback import LoopbackServer, Reply
+from tests.support.processes import alive
 from tests.support.waiting import wait_until_sync
 from tests.support.wire_answers import CHAT, Call
 from wolli.session.context import INTERRUPTED_TEXT
@@ -119,15 +120,6 @@ def draw_kill_points(rng: random.Random, bodies: list[int]) -> list[KillPoint]:
 # ---------------------------------------------------------------------------- processes
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            data = fh.read()
-    except OSError:
-        return False
-    return data[data.rfind(")") + 2] not in "ZX"
-
-
 def processes_of(marker: str, wolli_pid: int) -> list[int]:
     """Living processes of a run: marked by its environment, or its watchdog (named by pid)."""
     needle = f"{MARKER_VAR}={marker}".encode()
@@ -143,7 +135,7 @@ def processes_of(marker: str, wolli_pid: int) -> list[int]:
         except OSError:
             continue
         watchdog = b"wolli-watchdog" in argv and argv[-1] == str(wolli_pid).encode()
-        if (marked or watchdog) and _alive(int(name)):
+        if (marked or watchdog) and alive(int(name)):
             found.append(int(name))
     return found
 

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.support.processes import alive, processes_with
 from tests.support.waiting import wait_until, wait_until_sync
 from wolli.ai.abort import AbortController
 from wolli.tools import process, proctree, supervisor
@@ -19,16 +20,6 @@ from wolli.tools.environment import ExecOptions, create_host_environment
 from wolli.tools.shell import ShellNotFoundError, resolve_shell, shell_env
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to watch pids")
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs; zombies count as dead (a container's init may never reap)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            data = fh.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return data[data.rfind(")") + 2] not in "ZX"
 
 
 
@@ -303,20 +294,6 @@ async def test_daemon_writing_to_inherited_stdout_survives(env, tmp_path, reap):
     assert len(chunks) == seen
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                if marker.encode() in fh.read() and alive(int(name)):
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
-
-
 async def test_cancel_while_starting_leaves_nothing_behind(env):
     marker = "31.4159"  # a sleep length nobody else uses
     task = asyncio.create_task(
@@ -326,7 +303,7 @@ async def test_cancel_while_starting_leaves_nothing_behind(env):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 5)
-    await wait_until(lambda: not _processes_with(marker), what="every process of the command to die")
+    await wait_until(lambda: not processes_with(marker), what="every process of the command to die")
 
 
 # ---------------------------------------------------------------------------- supervision

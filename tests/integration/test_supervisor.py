@@ -19,6 +19,7 @@ import pytest
 
 from tests.support import wire_answers as W
 from tests.support.loopback import LoopbackServer
+from tests.support.processes import alive, processes_with
 from tests.support.waiting import wait_until_sync
 from tests.support.wire_answers import CHAT, Call, answer
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /
 PROGRAM = textwrap.dedent(
     """
     import asyncio, os, signal, subprocess, sys, time
-    from wolli.extensions.api_services import run_command
+    from wolli.tools.process import run_command
     from wolli.tools import supervisor
     from wolli.tools.bash import create_bash_tool
     from wolli.tools.environment import create_host_environment
@@ -98,16 +99,6 @@ TREE = (
     "echo > ready{index}; wait"
 )
 PARTS = ("shell", "child", "escaped", "orphan")
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs; zombies count as dead (a container's init may never reap)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            data = fh.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return data[data.rfind(")") + 2] not in "ZX"
 
 
 def pid_in(folder: Path, name: str) -> int:
@@ -237,8 +228,8 @@ def test_extension_exec_and_helper_programs_die_with_the_program(tmp_path, reap,
 
 
 def test_extension_exec_that_finishes_or_times_out_releases_its_unit(tmp_path):
-    from wolli.extensions.api_services import run_command
     from wolli.tools import supervisor
+    from wolli.tools.process import run_command
 
     async def main():
         before = supervisor.supervised_count()
@@ -283,21 +274,6 @@ def test_finished_command_leaves_its_daemon_to_the_user(tmp_path, reap):
 
 
 # ---------------------------------------------------------------------------- the real CLI
-
-
-def processes_with(marker: str) -> list[int]:
-    """Living pids whose command line contains ``marker``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                if marker.encode() in fh.read() and alive(int(name)):
-                    found.append(int(name))
-        except OSError:
-            continue
-    return found
 
 
 def test_kill_9_of_wolli_ends_its_bash_tool_command(project, wolli_home, loopback: LoopbackServer, reap):

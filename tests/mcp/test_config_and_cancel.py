@@ -54,6 +54,26 @@ def test_importing_wolli_and_starting_without_servers_never_imports_the_sdk():
     assert out.strip() == "[]"
 
 
+_START_PROBE = """
+import asyncio, sys
+from wolli.runtime.startup.start import StartupRequest, start
+startup = asyncio.run(start(StartupRequest(mode="print", cwd=sys.argv[1], require_model=False, no_session=True)))
+print(startup.warnings)
+print(sorted(m for m in sys.modules if m.startswith("wolli.mcp.")))
+"""
+
+
+def test_a_run_with_no_mcp_file_loads_no_mcp_configuration_module(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    run = [sys.executable, "-c", _START_PROBE, str(work)]
+    out = subprocess.run(run, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[-1] == "['wolli.mcp.files']"
+    (work / ".mcp.json").write_text('{"mcpServers": {')  # now there is one: it is read (and reported)
+    out = subprocess.run(run, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert ".mcp.json:1:" in out[-2] and "wolli.mcp.sources" in out[-1]
+
+
 async def test_an_aborted_call_is_cancelled_on_the_server(bearer_server, tmp_path):
     from wolli.ai.abort import AbortController
     from wolli.mcp.manager import McpManager

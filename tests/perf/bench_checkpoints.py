@@ -16,7 +16,7 @@ Run: ``python tests/perf/bench_checkpoints.py [--runs 9] [--turns 2000] [--check
   run in four a ``settle`` entry for a file changed twice): wall and cpu medians, and the
   difference.
 
-Not a pass/fail test (DESIGN.md §9).
+Not a pass/fail test (CONTRIBUTING.md, Benchmarks).
 """
 
 from __future__ import annotations

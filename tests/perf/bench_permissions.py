@@ -13,7 +13,7 @@ rounds:
   the arguments as they will run, in ``accept-edits`` mode with the rules allowing the
   call (so no question is asked).
 
-In process, after a warm-up; not a pass/fail test (DESIGN.md §9).
+In process, after a warm-up; not a pass/fail test (CONTRIBUTING.md, Benchmarks).
 """
 
 from __future__ import annotations

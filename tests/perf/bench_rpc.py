@@ -42,7 +42,7 @@ from tests.perf.bench_startup import child_env, load_note, med, table  # noqa: E
 from tests.support.loopback import LoopbackServer, Reply  # noqa: E402
 from tests.support.openai_chat import text_answer  # noqa: E402
 from tests.support.rpc import MODEL, write_models  # noqa: E402
-from wolli.modes.rpc.framing import encode_record  # noqa: E402
+from wolli.modes.common.framing import encode_record  # noqa: E402
 from wolli.rpc_client import RpcClient  # noqa: E402
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",

@@ -15,7 +15,7 @@ Columns: total ms for the whole session, ms per entry, the number of syncs, and 
 sync (the difference to ``none`` over the syncs). The policies take turns run by run. One entry in four is a user message (a prompt, an answer, a tool call turn and its
 result), with 0.2-6 KB of content. ``--dir`` picks the file system (default: the system's
 temporary folder; a tmpfs there makes syncs free, so the header says which file system it
-is). Not a pass/fail test (DESIGN.md §9).
+is). Not a pass/fail test (CONTRIBUTING.md, Benchmarks).
 """
 
 from __future__ import annotations

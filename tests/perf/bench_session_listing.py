@@ -1,7 +1,7 @@
 """Benchmark: list 2,000 sessions of ~50 entries each, and load one 2,000-pair session.
 
 Run: ``python tests/perf/bench_session_listing.py [--sessions N] [--entries N]``.
-Prints medians; not a pass/fail test (DESIGN.md §9). Files are written to a temporary
+Prints medians; not a pass/fail test (CONTRIBUTING.md, Benchmarks). Files are written to a temporary
 folder (the OS page cache is warm: this measures Wolli's work, not the disk).
 """
 

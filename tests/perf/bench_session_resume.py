@@ -22,7 +22,7 @@ A "pair" is two entries (a prompt and a reply, tool turns included): a 2,000-pai
 holds 4,000 entries. Content is realistic: user prompts of a few lines, assistant turns
 with text, some thinking and tool calls, tool results of 1-6 KB, a model change and a
 thinking-level change at the start, a name and tags. The ``+compaction`` row adds a
-compaction that keeps the last 10 % of the entries. Not a pass/fail test (DESIGN.md §9).
+compaction that keeps the last 10 % of the entries. Not a pass/fail test (CONTRIBUTING.md, Benchmarks).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run: ``python tests/perf/bench_tui.py [--runs 3] [--pairs 2000]``. Prints medians; not a test.
 
-Figures (DESIGN.md §9, issue 11):
+Figures (README.md's performance table):
 
 * **first frame**: from building the app to its first paint, and to the session being ready
   (the runtime is imported after the first frame); again with ten extensions in the agent home

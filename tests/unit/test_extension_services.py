@@ -9,7 +9,8 @@ from pathlib import Path
 
 from wolli.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from wolli.config.settings import Settings
-from wolli.extensions.api_services import EventBus, Helpers, SettingsHandle, make_logger, run_command
+from wolli.extensions.api_services import EventBus, Helpers, SettingsHandle, make_logger
+from wolli.tools.process import run_command
 
 
 async def test_the_bus_calls_every_listener_and_reports_a_failing_one() -> None:

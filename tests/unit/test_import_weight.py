@@ -35,3 +35,9 @@ def test_providers_load_httpx_without_its_cli_dependencies():
     roots = imported_roots("import wolli.ai.http, wolli.ai.providers.openai_completions")
     assert "httpx" in roots
     assert roots.isdisjoint({"rich", "pygments", "click", "trio", "textual"})
+
+
+def test_the_tui_app_draws_its_first_frame_without_pygments():
+    # code blocks' colours load with the first answer's markdown, not before the first frame
+    roots = imported_roots("import wolli.modes.tui.app")
+    assert "textual" in roots and "pygments" not in roots

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md §1, checked mechanically over every import in ``wolli/``.
+"""The layering of docs/architecture.md §1, checked mechanically over every import in ``wolli/``.
 
 A module imports only from its own folder and the folders listed below it. Lazy imports
 inside functions and ``TYPE_CHECKING`` imports count too: a cycle hidden in a function is
@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wolli"
 
-# Top to bottom (DESIGN.md §1). ``cli``/``__main__`` sit above everything; ``wolli/__init__``
+# Top to bottom (docs/architecture.md §1). ``cli``/``__main__`` sit above everything; ``wolli/__init__``
 # is the public facade and may name anything (lazily).
 LAYERS = ["cli", "modes", "runtime", "mcp", "extensions", "packages", "permissions", "session", "tools", "agent", "ai", "config", "base"]
 TOP = {"cli", "__main__", "testing", "rpc_client"}

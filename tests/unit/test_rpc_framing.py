@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from wolli.modes.rpc.framing import LineSplitter, decode_record, encode_record
+from wolli.modes.common.framing import LineSplitter, decode_record, encode_record
 
 
 def test_records_split_on_newline_only_across_reads():
@@ -39,7 +39,7 @@ def test_decoding_names_the_problem(line, problem):
 
 
 def test_a_record_over_the_limit_is_skipped_to_its_end_without_being_kept():
-    from wolli.modes.rpc.framing import OversizedRecord
+    from wolli.modes.common.framing import OversizedRecord
 
     splitter = LineSplitter(max_record=10)
     assert splitter.feed(b"0123") == []

@@ -1,4 +1,4 @@
-"""JSON shapes (DESIGN.md §2): camelCase on the wire, snake_case in Python, nothing lost."""
+"""JSON shapes (docs/architecture.md §3, docs/sessions.md): camelCase on the wire, snake_case in Python, nothing lost."""
 
 from __future__ import annotations
 

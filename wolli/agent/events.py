@@ -1,4 +1,4 @@
-"""Agent events: the names extensions, json mode and rpc mode all see (DESIGN.md §2).
+"""Agent events: the names extensions, json mode and rpc mode all see (docs/events.md).
 
 Plain dataclasses (cheap to build once per streamed token); :func:`to_jsonable` renders any
 event, message or tool result as camelCase JSON for the json and rpc modes.
@@ -102,7 +102,7 @@ AgentEvent = (
 )
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: object) -> Any:
     """camelCase JSON-ready data for events, messages, tool results and plain values."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)

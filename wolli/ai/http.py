@@ -20,7 +20,7 @@ import re
 import sys
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -78,7 +78,7 @@ def preload() -> None:
         pass
 
 
-_tls: Any = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
+_tls: object = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
 
 
 def _tls_context() -> Any:
@@ -165,13 +165,42 @@ def _gave_up(error: Exception, attempts: int) -> Exception:
     return ProviderConnectionError(f"{error}{note}", kind)
 
 
+class _LazyTLSTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, split by scheme so that a plain-http server (a local model)
+    never makes Wolli load the CA bundle (~20 ms): the https pool gets the shared TLS
+    context when the first https request goes out. The plain pool's context trusts no
+    certificate, so it cannot be used to reach a TLS server unverified."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, httpx.AsyncHTTPTransport] = {}
+
+    def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
+        pool = self._pools.get(scheme)
+        if pool is None:
+            import ssl
+
+            context = _tls_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            pool = self._pools[scheme] = httpx.AsyncHTTPTransport(verify=context)
+        return pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._pool("http" if request.url.scheme == "http" else "https").handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for pool in list(self._pools.values()):
+            await pool.aclose()
+
+
 def get_client() -> httpx.AsyncClient:
     """One pooled client per event loop, sharing one TLS context."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
         _import_httpcore()
-        client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
+        if httpx._utils.get_environment_proxies():  # proxies are mounts made with ``verify``: eager
+            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
+        else:
+            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, transport=_LazyTLSTransport())
         _clients[loop] = client
     return client
 
@@ -476,7 +505,9 @@ async def _lines(response: httpx.Response, watch: _IdleWatch) -> AsyncIterator[s
         yield tail
 
 
-async def sse_events(response: httpx.Response, options: StreamOptions | None = None) -> AsyncIterator[SSEEvent]:
+async def sse_events(
+    response: httpx.Response, options: StreamOptions | None = None
+) -> AsyncGenerator[SSEEvent, None]:
     """The SSE events of a streaming response; a dropped connection, a stall longer than the
     idle timeout (``options.idle_timeout``) or a body past the limits becomes an exception.
 

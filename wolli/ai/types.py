@@ -1,6 +1,6 @@
 """Messages, content blocks, usage, models and provider stream events.
 
-These are the JSON shapes of DESIGN.md §2. Python code uses snake_case attributes; JSON on
+These are the JSON shapes of docs/sessions.md ("The file format") and docs/events.md. Python code uses snake_case attributes; JSON on
 disk and on the wire uses camelCase (``to_json`` / ``model_dump(by_alias=True)``), following
 the pi coding agent's format so existing tooling can read Wolli's sessions and streams.
 """
@@ -182,7 +182,7 @@ class Model(WireModel):
     provider: str
     base_url: str = ""
     reasoning: bool = False
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: ["text"])
+    input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]))
     cost: ModelCost = Field(default_factory=ModelCost)
     context_window: int = 128_000
     max_tokens: int = 16_384

@@ -25,8 +25,9 @@ Modes:
   -p, --print               answer once and print the final text
   --plain                   line mode: an inline prompt, answers in the terminal's scrollback
                             (also when the full-screen app cannot run, e.g. TERM=dumb)
-  --mode tui|plain|print|json|rpc  json: every event as one JSON line; rpc: JSON commands on
-                            stdin, responses and events on stdout (docs/rpc.md)
+  --mode tui|plain|print|json|rpc|acp  json: every event as one JSON line; rpc: JSON commands
+                            on stdin, responses and events on stdout (docs/rpc.md); acp: the
+                            Agent Client Protocol for editors (Zed, Toad: docs/acp.md)
   --full-updates            json/rpc: each message_update also carries the whole partial
                             message (pi's shape; costs O(n^2) output, see docs/events.md)
 
@@ -51,7 +52,7 @@ Agent:
   --system-prompt TEXT      replace the built-in system prompt opening
   --append-system-prompt TEXT  add text at the end of the system prompt
   --permission-mode MODE    default, accept-edits, plan or yolo (docs/permissions.md);
-                            the TUI and --plain start in default, -p/json/rpc in yolo
+                            the TUI, --plain and acp start in default, -p/json/rpc in yolo
   --allowed-tools RULES     allow rules for this run, e.g. "Bash(git diff:*),Edit(src/**)"
   --disallowed-tools RULES  deny rules for this run, e.g. "Bash(rm:*) Read(~/.ssh/**)"
   -e, --extension PATH      load an extension file or folder (repeatable)
@@ -171,7 +172,7 @@ _LIST_FLAGS = {  # repeatable, each takes a value
     "--claude-settings": "claude_settings",
 }
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
-MODES = ("tui", "plain", "print", "json", "rpc")
+MODES = ("tui", "plain", "print", "json", "rpc", "acp")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
@@ -351,6 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         from ..modes.headless.one_shot import export_session
 
         return export_session(args)
+    from ..base import startup_gc
+
+    startup_gc.pause()  # turned back on once the session is up (runtime/startup/start.py)
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
@@ -377,6 +381,16 @@ def main(argv: list[str] | None = None) -> int:
         request = startup_request(args, mode)
         request.require_model = False  # a client may pick one with set_model
         return run_rpc(request, full_updates=args.full_updates)
+    if mode == "acp":
+        if args.messages or args.files:
+            print("wolli: --mode acp takes its prompts from the editor over stdin (see docs/acp.md), "
+                  "not as arguments", file=sys.stderr)
+            return 2
+        from ..modes.acp.agent import run_acp
+
+        request = startup_request(args, mode)
+        request.require_model = False  # the editor may pick one per session
+        return run_acp(request)
     if mode == "plain":
         from ..modes.line import run_line
 
@@ -406,3 +420,8 @@ def _terminal_is_dumb() -> bool:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def acp_main() -> int:
+    """``wolli-acp [options]``: ``wolli --mode acp`` under one name, for editors' settings."""
+    return main(["--mode", "acp", *sys.argv[1:]])

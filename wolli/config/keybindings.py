@@ -16,7 +16,7 @@ from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .errors import config_error, json_syntax_error, locate
 from .keys import KeySpecError, canonical, event_canonical, parse_key
 
-# The app's actions by pi's ids, with their default keys (DESIGN.md §6). A keybindings.json
+# The app's actions by pi's ids, with their default keys (docs/tui.md). A keybindings.json
 # may use these ids or the short names in ``ALIASES``.
 DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "tui.input.submit": ("enter",),

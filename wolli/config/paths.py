@@ -1,4 +1,4 @@
-"""Where Wolli keeps its files (DESIGN.md §3).
+"""Where Wolli keeps its files (docs/agent-home.md).
 
 ``WOLLI_HOME`` (default ``~/.wolli``) holds global settings, auth, models and the agents;
 each agent has its own home under ``agents/<name>/``. Read the environment on every call

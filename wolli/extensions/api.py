@@ -14,10 +14,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
-from .api_services import EventBus, ExecResult, Helpers, SettingsHandle, make_logger, run_command
+from ..ai.abort import AbortSignal
+from .api_services import EventBus, Helpers, SettingsHandle, make_logger
+from .host import ExtensionHost
+
+if TYPE_CHECKING:
+    from ..ai.models import ModelRegistry
+    from ..tools.environment import Environment
+    from ..tools.process import CommandResult
+    from .ask import AskService
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -29,7 +37,7 @@ from .registry import (
     parse_availability,
 )
 
-# Events an extension may subscribe to (spec lifecycle); ``on`` warns about any other name.
+# Events an extension may subscribe to (docs/events.md); ``on`` warns about any other name.
 KNOWN_EVENTS = frozenset({
     "session_start", "session_before_compact", "session_compact", "session_shutdown",
     "session_before_switch", "session_before_fork", "session_before_tree", "session_tree",
@@ -46,9 +54,9 @@ TOOL_FIELDS = frozenset({
 
 
 class ExtensionAPI:
-    """``wolli`` inside an extension. Names follow DESIGN.md §4 (the spec in snake_case)."""
+    """``wolli`` inside an extension. Every member is documented in docs/extensions.md."""
 
-    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: Any) -> None:
+    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: ExtensionHost) -> None:
         self._registry = registry
         self._record = record
         self._host = host
@@ -203,11 +211,11 @@ class ExtensionAPI:
         return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
-    def environments(self) -> Any:
+    def environments(self) -> Environment:
         return self._host.environment(self.cwd)
 
     @property
-    def model_registry(self) -> Any:
+    def model_registry(self) -> ModelRegistry:
         return self._host.model_registry
 
     @property
@@ -221,9 +229,11 @@ class ExtensionAPI:
 
     async def exec(
         self, command: str, args: list[str] | None = None, *, cwd: str | None = None,
-        timeout: float | None = None, signal: Any = None,
-    ) -> ExecResult:
+        timeout: float | None = None, signal: AbortSignal | None = None,
+    ) -> CommandResult:
         """Run a program (no shell when ``args`` is given) and collect its output."""
+        from ..tools.process import run_command  # only when used: it loads the supervisor
+
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
 
     @property
@@ -233,7 +243,7 @@ class ExtensionAPI:
         return self._host.permissions.handle()
 
     @property
-    def ai(self) -> Any:
+    def ai(self) -> AskService:
         """``await wolli.ai.ask(question)`` -> ``result`` (yes/no/uncertain), ``probability``, ``reason``."""
         from .ask import AskService
 

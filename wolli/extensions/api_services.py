@@ -11,7 +11,6 @@ import inspect
 import logging
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ class EventBus:
 
         return off
 
-    def emit(self, name: str, data: Any = None) -> None:
+    def emit(self, name: str, data: object = None) -> None:
         for listener in list(self._listeners.get(name, [])):
             try:
                 result = listener(data)
@@ -59,77 +58,6 @@ class EventBus:
             self.on_error(name, exc)
 
 
-# --------------------------------------------------------------------------- exec
-
-
-@dataclass
-class ExecResult:
-    stdout: str
-    stderr: str
-    code: int | None
-    killed: bool = False
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
-
-
-async def run_command(
-    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: Any = None,
-) -> ExecResult:
-    """``command`` through the shell when ``args`` is None, else the program with ``args``.
-
-    The child runs in a session of its own and is killed (its whole tree) on timeout, when
-    ``signal`` aborts, or when the caller is cancelled; ``killed`` says so. While it runs it
-    is supervised, so it also dies if Wolli is killed (``tools/supervisor.py``).
-    """
-    import signal as signals
-
-    from ..tools.proctree import live_tree, signal_tree
-    from ..tools.supervisor import supervise
-
-    unit = supervise()
-    pipes: dict[str, Any] = {
-        "cwd": cwd, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE,
-        "stdin": asyncio.subprocess.DEVNULL, "start_new_session": True, "env": unit.env(),
-    }
-    try:
-        if args is None:
-            process = await asyncio.create_subprocess_shell(command, **pipes)
-        else:
-            process = await asyncio.create_subprocess_exec(command, *args, **pipes)
-    except BaseException:
-        unit.release()
-        raise
-    unit.add(process.pid)
-
-    def kill_tree() -> None:
-        signal_tree(process.pid, live_tree(process.pid, set()), signals.SIGKILL)
-
-    communicate = asyncio.ensure_future(process.communicate())
-    waiters: set[asyncio.Future[Any]] = {communicate}
-    aborted: asyncio.Future[Any] | None = None
-    if signal is not None and hasattr(signal, "wait"):
-        aborted = asyncio.ensure_future(signal.wait())
-        waiters.add(aborted)
-    try:
-        done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        killed = communicate not in done
-        if killed:
-            kill_tree()
-        stdout, stderr = await communicate
-    except BaseException:  # cancelled: the command must not outlive the call
-        kill_tree()
-        communicate.cancel()
-        raise
-    finally:
-        if aborted is not None:
-            aborted.cancel()
-        unit.release()
-    return ExecResult(
-        stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"), process.returncode, killed
-    )
-
-
 # --------------------------------------------------------------------------- helpers
 
 _SHELL_TOOLS = ("bash", "shell", "sh")
@@ -140,7 +68,7 @@ class Helpers:
     """Reading tool calls without knowing each tool's argument names."""
 
     @staticmethod
-    def shell_command_from_tool_call(tool_call: Any) -> str | None:
+    def shell_command_from_tool_call(tool_call: object) -> str | None:
         """The shell command a ``bash`` tool call runs, else None."""
         name, arguments = _call_parts(tool_call)
         if name in _SHELL_TOOLS and isinstance(arguments.get("command"), str):
@@ -148,7 +76,7 @@ class Helpers:
         return None
 
     @staticmethod
-    def files_modified_by_tool_call(tool_call: Any) -> list[str]:
+    def files_modified_by_tool_call(tool_call: object) -> list[str]:
         """Paths a ``write``/``edit`` call changes; for ``bash``, redirect targets it names."""
         name, arguments = _call_parts(tool_call)
         if name in _MODIFYING:
@@ -176,7 +104,7 @@ class Helpers:
         return out
 
 
-def _call_parts(tool_call: Any) -> tuple[str | None, dict[str, Any]]:
+def _call_parts(tool_call: object) -> tuple[str | None, dict[str, Any]]:
     if isinstance(tool_call, dict):
         name = tool_call.get("name") or tool_call.get("tool_name")
         arguments = tool_call.get("arguments") or tool_call.get("input") or {}

@@ -1,6 +1,6 @@
 """Finding extension modules and importing them, fresh, with errors that name file and line.
 
-Where extensions come from, in load order (DESIGN.md §4):
+Where extensions come from, in load order (docs/extensions.md, "Where extensions live, and the load order"):
 
 1. the agent home: ``<agent home>/extensions/*.py`` and ``*/__init__.py``, by file name;
 2. the ``extensions`` paths of settings.json, in the order given;

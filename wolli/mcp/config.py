@@ -28,8 +28,6 @@ from .types import Scope, ServerConfig
 
 # A config file larger than this is refused (every read is bounded).
 MAX_CONFIG_BYTES = 1024 * 1024
-PROJECT_FILE = ".mcp.json"
-AGENT_FILE = "mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http",
                "streamable_http": "http", "sse": "sse"}

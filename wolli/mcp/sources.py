@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .approval import Approvals, Verdict
-from .config import AGENT_FILE, PROJECT_FILE, ConfigFile, load_cli_config, load_file, merge, parse_text
+from .config import ConfigFile, load_cli_config, load_file, merge, parse_text
+from .files import AGENT_FILE, PROJECT_FILE
 from .types import ServerConfig
 
 

@@ -1,4 +1,4 @@
-"""Session file lines: the header and the tree entries (format version 3, DESIGN.md §2).
+"""Session file lines: the header and the tree entries (format version 3, docs/sessions.md).
 
 Every entry has an 8-hex ``id`` and a ``parentId`` (``None`` for the first); together they
 form a tree whose current leaf is the last appended entry unless the user navigates.

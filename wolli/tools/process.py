@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..ai.abort import AbortSignal
 from .proctree import HAS_PROC, live_tree, signal_tree
 from .shell import resolve_shell, shell_env
 from .supervisor import Supervision, supervise
@@ -47,7 +48,7 @@ _POLL = 0.025
 @dataclass
 class ExecOptions:
     timeout: float | None = None  # seconds; on expiry the whole process tree is killed
-    signal: Any = None  # AbortSignal; abort kills the whole process tree
+    signal: AbortSignal | None = None  # AbortSignal; abort kills the whole process tree
     # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
     # the result's ``output`` stays empty: the caller keeps what it needs.
     on_data: Callable[[bytes], None] | None = None
@@ -207,7 +208,8 @@ async def run_shell_command(
     reason: str | None = None
     try:
         while not protocol.exited.done():
-            await asyncio.wait({protocol.exited, stop}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {protocol.exited, stop}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if stop.done() and not protocol.exited.done():
                 reason = stop.result()
                 await _terminate_tree(pid, protocol.exited)
@@ -298,3 +300,97 @@ async def _terminate_tree(pid: int, exited: asyncio.Future[Any]) -> None:
     if not exited.done():
         await asyncio.wait({exited}, timeout=KILL_GRACE)
 
+
+
+# --------------------------------------------------------------------------- run_command
+
+# What ``run_command`` keeps of each of stdout and stderr; the rest is read and dropped, so
+# a chatty command can neither exhaust memory nor block on a full pipe.
+COMMAND_OUTPUT_CAP = 16 * 1024 * 1024
+
+
+@dataclass
+class CommandResult:
+    """What ``wolli.exec`` returns: stdout and stderr apart (unlike :class:`ExecResult`)."""
+
+    stdout: str
+    stderr: str
+    code: int | None
+    killed: bool = False
+    truncated: bool = False  # stdout or stderr passed COMMAND_OUTPUT_CAP; the start is kept
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, bool]:
+    if stream is None:
+        return b"", False
+    kept: list[bytes] = []
+    size = 0
+    while chunk := await stream.read(65536):
+        if size < cap:
+            kept.append(chunk[: cap - size])
+        size += len(chunk)
+    return b"".join(kept), size > cap
+
+
+async def run_command(
+    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: Any = None,
+    output_cap: int = COMMAND_OUTPUT_CAP,
+) -> CommandResult:
+    """``command`` through the shell when ``args`` is None, else the program with ``args``.
+
+    The child runs in a session of its own and is killed (its whole tree) on timeout, when
+    ``signal`` aborts, or when the caller is cancelled; ``killed`` says so. While it runs it
+    is supervised, so it also dies if Wolli is killed (``supervisor.py``). Each stream keeps
+    its first ``output_cap`` bytes.
+    """
+    unit = supervise()
+    pipes: dict[str, Any] = {
+        "cwd": cwd, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE,
+        "stdin": asyncio.subprocess.DEVNULL, "start_new_session": True, "env": unit.env(),
+    }
+    try:
+        if args is None:
+            process = await asyncio.create_subprocess_shell(command, **pipes)
+        else:
+            process = await asyncio.create_subprocess_exec(command, *args, **pipes)
+    except BaseException:
+        unit.release()
+        raise
+    unit.add(process.pid)
+
+    def kill_tree() -> None:
+        signal_tree(process.pid, live_tree(process.pid, set()), signals.SIGKILL)
+
+    async def communicate() -> tuple[tuple[bytes, bool], tuple[bytes, bool]]:
+        out, err = await asyncio.gather(_read_capped(process.stdout, output_cap),
+                                        _read_capped(process.stderr, output_cap))
+        await process.wait()
+        return out, err
+
+    reading = asyncio.ensure_future(communicate())
+    waiters: set[asyncio.Future[Any]] = {reading}
+    aborted: asyncio.Future[Any] | None = None
+    if signal is not None and hasattr(signal, "wait"):
+        aborted = asyncio.ensure_future(signal.wait())
+        waiters.add(aborted)
+    try:
+        done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        killed = reading not in done
+        if killed:
+            kill_tree()
+        (stdout, cut_out), (stderr, cut_err) = await reading
+    except BaseException:  # cancelled: the command must not outlive the call
+        kill_tree()
+        reading.cancel()
+        raise
+    finally:
+        if aborted is not None:
+            aborted.cancel()
+        unit.release()
+    return CommandResult(
+        stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"), process.returncode, killed,
+        cut_out or cut_err,
+    )

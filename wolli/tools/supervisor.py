@@ -110,7 +110,7 @@ class Supervision:
         return f"Supervision({self.tag!r}, {' '.join(self._words[1:]) or 'no processes'})"
 
 
-class _Watchdog:
+class _WatchdogLink:
     """The client side: the unit table, the pipe, and (re)starting the watchdog."""
 
     def __init__(self) -> None:
@@ -228,7 +228,7 @@ class _Watchdog:
         self.__init__()  # type: ignore[misc]
 
 
-_WATCHDOG_STATE = _Watchdog()
+_WATCHDOG_STATE = _WatchdogLink()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_WATCHDOG_STATE.after_fork_in_child)
 

@@ -3,7 +3,7 @@
 Pure logic (no Textual): the editor asks the provider stack for suggestions from the text
 before the cursor and applies the one picked. The built-in provider is the bottom of the
 stack; extensions wrap it with ``ctx.ui.add_autocomplete_provider(lambda current: ...)`` and
-delegate to ``current`` for anything they do not handle (spec "Autocomplete Providers").
+delegate to ``current`` for anything they do not handle (docs/extensions.md, UI factories).
 
 A provider has ``get_suggestions(lines, cursor_line, cursor_col, options)`` returning
 ``{"prefix": str, "items": [{"value", "label", "description"}]}`` or None (sync or async),
@@ -196,7 +196,7 @@ class BuiltinCompletion:
         return True
 
 
-def _as_item(item: Any) -> dict[str, Any]:
+def _as_item(item: object) -> dict[str, Any]:
     if isinstance(item, dict):
         value = item.get("value", item.get("label", ""))
         return {"value": value, "label": item.get("label", value), "description": item.get("description")}
@@ -236,7 +236,7 @@ def stack(builtin: Any, factories: list[Callable[[Any], Any]], report: Callable[
     return current, triggers
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> Any:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

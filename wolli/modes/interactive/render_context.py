@@ -1,6 +1,6 @@
 """The ``context`` a tool's ``render_call`` / ``render_result`` receives (TUI and line mode).
 
-The spec's members, in snake_case: the call's ``args``, ``tool_call_id``, ``cwd``, whether the
+Its members (docs/extensions.md, render_call): the call's ``args``, ``tool_call_id``, ``cwd``, whether the
 row is ``expanded``, the result ``is_partial`` or ``is_error``, ``execution_started``,
 ``args_complete``, ``show_images``, the row's ``status`` (pending, running, success, error),
 ``state`` (a dict the two renderers of one row share), ``last_component`` (what this slot's
@@ -32,7 +32,7 @@ class ToolRenderContext:
     show_images: bool = False
     status: str = "pending"
     state: dict[str, Any] = field(default_factory=dict)
-    last_component: Any = None
+    last_component: object = None
     invalidate: Callable[[], None] = _nothing
 
     def __getitem__(self, key: str) -> Any:

@@ -28,20 +28,25 @@ import os
 import sys
 import threading
 import traceback
-from typing import Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
+from ..common.framing import LineSplitter, OversizedRecord, decode_record
+from ..common.protocol_output import ProtocolOutput
 from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
 )
-from .commands import COMMANDS, CommandError, Later, NoData
-from .framing import LineSplitter, OversizedRecord, decode_record
-from .output import ProtocolOutput
+from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
 from .ui import RpcUI, UiResponseError
+
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
 
 # The ``command`` of an error response to a line that is not a command at all (pi's name).
 PARSE = "parse"
@@ -53,7 +58,7 @@ class RpcServer:
         self.output = output
         self.full_updates = full_updates
         self.ui = RpcUI(output)
-        self.host: Any = None
+        self._host: AgentHost | None = None
         self.stopping = False
         self._stopped: asyncio.Event | None = None
         self._queue: asyncio.Queue[tuple[Any, dict[str, Any]]] | None = None
@@ -68,8 +73,19 @@ class RpcServer:
         self.last_compaction_error: str | None = None
 
     @property
-    def session(self) -> Any:
-        return self.host.active
+    def host(self) -> AgentHost:
+        """The host (commands run only once the server has started)."""
+        if self._host is None:
+            raise RuntimeError("the RPC server has not started yet")
+        return self._host
+
+    @property
+    def session(self) -> LiveSession:
+        """The active session (commands run only once the server has started)."""
+        active = self.host.active
+        if active is None:
+            raise RuntimeError("the RPC server has no active session")
+        return active
 
     # ------------------------------------------------------------------ life cycle
 
@@ -79,11 +95,11 @@ class RpcServer:
         self._stopped = asyncio.Event()
         self._queue = asyncio.Queue()
 
-        def before_start(session: Any) -> None:
+        def before_start(session: LiveSession) -> None:
             session.services.on_active_session(self._follow)
 
         startup = await start(self.request, ui=self.ui, observers=[self._on_event], before_start=before_start)
-        self.host = startup.host
+        self._host = startup.host
         self.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
         if self.host.mcp is not None:  # servers start in the background; their states are events
             self.host.mcp.manager.add_listener(
@@ -123,7 +139,7 @@ class RpcServer:
 
     def check_shutdown(self) -> None:
         """``wolli.shutdown()`` from an extension: quit once the agent is idle."""
-        session = self.host.active if self.host is not None else None
+        session = self._host.active if self._host is not None else None
         if session is not None and self.host.shutdown_requested and session.is_idle():
             self.stop()
 
@@ -163,7 +179,7 @@ class RpcServer:
         self._run_waiters.append(waiter)
         return waiter
 
-    def background(self, coroutine: Any) -> asyncio.Task[Any]:
+    def background(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -171,14 +187,14 @@ class RpcServer:
 
     # ------------------------------------------------------------------ responses out
 
-    def respond(self, request_id: Any, command: str, data: Any = NoData) -> None:
+    def respond(self, request_id: object, command: str, data: object = NoData) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": True})
         if data is not NoData:
             record["data"] = data
         self.output.send(record)
 
-    def fail(self, request_id: Any, command: str, error: str) -> None:
+    def fail(self, request_id: object, command: str, error: str) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": False, "error": error})
         self.output.send(record)
@@ -281,7 +297,7 @@ class RpcServer:
     def _intake_idle(self) -> bool:
         return not self._intake_busy and (self._queue is None or self._queue.empty())
 
-    def _run_query(self, spec: Any, command: dict[str, Any]) -> None:
+    def _run_query(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         try:
             data = spec.handler(self, command)
         except CommandError as exc:
@@ -306,7 +322,7 @@ class RpcServer:
                 self._intake_busy = False
             self.check_shutdown()
 
-    async def _execute(self, spec: Any, command: dict[str, Any]) -> None:
+    async def _execute(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         request_id, kind = command.get("id"), command["type"]
         try:
             result = await spec.handler(self, command)
@@ -323,7 +339,7 @@ class RpcServer:
         else:
             self.respond(request_id, kind, result)
 
-    def _answer_later(self, request_id: Any, kind: str, task: asyncio.Task[Any]) -> None:
+    def _answer_later(self, request_id: object, kind: str, task: asyncio.Task[Any]) -> None:
         if task.cancelled():
             self.fail(request_id, kind, "cancelled: the server is shutting down")
             return

@@ -1,6 +1,6 @@
 """Session events -> screen updates: the one place the TUI reads the event stream.
 
-One ``match`` over the event union (DESIGN.md §1: the UI is a client of the runtime like
+One ``match`` over the event union (docs/architecture.md §3: the UI is a client of the runtime like
 json and rpc mode). Streamed text goes through the :class:`FrameBatcher`, so a burst of
 tokens costs one widget update per frame. Rows for history (a resumed session, a switch to
 another session) are built lazily by the transcript. Messages are told apart by their
@@ -12,15 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
 
+from ..interactive.notices import event_notice, extension_error_line
 from .frame_batcher import FrameBatcher
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
 from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
+
+if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
 
 
 class EventAdapter:
@@ -73,27 +77,17 @@ class EventAdapter:
                 app.refresh_footer()
             case "queue_update":
                 app.queued.set_queue(event.steering, event.follow_up)
-            case "compaction_start":
-                app.add_notice("Compacting older messages…" if event.reason != "overflow"
-                               else "The context is full: compacting older messages…")
+            case "compaction_start" | "auto_retry_start" | "auto_retry_end":
+                self._event_notice(event)
             case "compaction_end":
-                if event.error_message and not event.aborted:
-                    app.add_notice(f"Compaction failed: {event.error_message}", "error")
-                elif event.result is not None:
+                if not self._event_notice(event) and event.result is not None:
                     summary = getattr(event.result, "summary", "")
                     build = partial(SummaryView, "Compacted older messages", summary)
                     app.transcript.add(build(), build)
                 app.refresh_footer()
-            case "auto_retry_start":
-                app.add_notice(f"Retrying in {event.delay_ms / 1000:.1f}s (attempt {event.attempt} of "
-                               f"{event.max_attempts}): {event.error_message}", "warning")
-            case "auto_retry_end" if not event.success:
-                app.add_notice(f"Giving up after {event.attempt + 1} attempts: {event.final_error}", "error")
             case "model_select" | "thinking_level_select" | "permission_mode_change":
                 app.refresh_footer()
             case "extension_error":
-                from ..interactive.notices import extension_error_line
-
                 app.add_notice(extension_error_line(app.controller.host, event), "error")
             case "notice":
                 app.add_notice(event.message, event.level)
@@ -103,6 +97,13 @@ class EventAdapter:
                 app.reload_transcript()
             case _:
                 pass
+
+    def _event_notice(self, event: Any) -> bool:
+        """Show the shared sentence for ``event`` (:mod:`..interactive.notices`), if it has one."""
+        sentence = event_notice(event)
+        if sentence is not None:
+            self.app.add_notice(*sentence)
+        return sentence is not None
 
     # ------------------------------------------------------------------ messages
 
@@ -137,7 +138,7 @@ class EventAdapter:
     def _assistant_view(self) -> AssistantMessageView:
         return AssistantMessageView(show_thinking=self.app.thinking_visible)
 
-    def _assistant_rebuild(self, message: Any) -> Widget:
+    def _assistant_rebuild(self, message: AgentMessage) -> Widget:
         view = self._assistant_view()
         view.finish(message)  # applied once mounted
         return view
@@ -196,7 +197,7 @@ class EventAdapter:
                 builders.append(partial(self._history_row, message))
         return builders
 
-    def _history_row(self, message: Any) -> Widget:
+    def _history_row(self, message: AgentMessage) -> Widget:
         return self.build_row(message) or NoticeView("")
 
     def _history_tool(self, call: Any, result: Any) -> Widget:
@@ -214,7 +215,7 @@ class EventAdapter:
         self.tool_rows.clear()
 
 
-def _has_row(message: Any) -> bool:
+def _has_row(message: AgentMessage) -> bool:
     """Whether ``build_row`` shows this message (checked without building a widget)."""
     if message.role == "custom":
         return bool(message.display)

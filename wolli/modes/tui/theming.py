@@ -2,7 +2,9 @@
 
 Two views of one theme: a Textual :class:`~textual.theme.Theme` whose CSS variables are the
 51 tokens (``$w-accent``, ``$w-tool-success-bg``...: the stylesheet uses only these), and the
-pygments-token styles of code blocks. The third view, ``ctx.ui.theme`` (ANSI strings), is
+pygments-token styles of code blocks (``widgets/code_theme.py``, loaded with the first
+answer's markdown: the first frame needs neither pygments nor ``textual.highlight``). The third
+view, ``ctx.ui.theme`` (ANSI strings), is
 :class:`wolli.modes.interactive.highlighting.AnsiTheme`, shared with the line mode.
 """
 
@@ -10,8 +12,6 @@ from __future__ import annotations
 
 import re
 
-from pygments.token import Token
-from textual.highlight import HighlightTheme
 from textual.theme import Theme
 
 from ...config.themes import TOKENS, ThemeSpec
@@ -50,37 +50,3 @@ def to_textual_theme(spec: ThemeSpec) -> Theme:
         dark=dark,
         variables=variables,
     )
-
-
-class ThemedHighlight(HighlightTheme):
-    """Code block colours from the theme's ``syntax*`` tokens (through the CSS variables)."""
-
-    STYLES = {
-        Token.Comment: "$w-syntax-comment italic",
-        Token.Keyword: "$w-syntax-keyword",
-        Token.Keyword.Constant: "$w-syntax-keyword",
-        Token.Keyword.Namespace: "$w-syntax-keyword",
-        Token.Keyword.Type: "$w-syntax-type",
-        Token.Name: "$w-syntax-variable",
-        Token.Name.Builtin: "$w-syntax-type",
-        Token.Name.Class: "$w-syntax-type",
-        Token.Name.Decorator: "$w-syntax-function",
-        Token.Name.Function: "$w-syntax-function",
-        Token.Name.Function.Magic: "$w-syntax-function",
-        Token.Name.Tag: "$w-syntax-keyword",
-        Token.Name.Attribute: "$w-syntax-function",
-        Token.Literal.String: "$w-syntax-string",
-        Token.String: "$w-syntax-string",
-        Token.Literal.Number: "$w-syntax-number",
-        Token.Number: "$w-syntax-number",
-        Token.Operator: "$w-syntax-operator",
-        Token.Operator.Word: "$w-syntax-keyword",
-        Token.Punctuation: "$w-syntax-punctuation",
-        Token.Generic.Inserted: "$w-tool-diff-added",
-        Token.Generic.Deleted: "$w-tool-diff-removed",
-        Token.Generic.Heading: "$w-md-heading bold",
-        Token.Generic.Strong: "bold",
-        Token.Generic.Emph: "italic",
-        Token.Error: "$w-error",
-        Token.Whitespace: "",
-    }

@@ -67,7 +67,7 @@ ActiveListener = Callable[["LiveSession | None", "LiveSession | None"], Any]
 @dataclass(frozen=True)
 class HandlerContext:
     """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
-    spec's ``ExtensionContext``, exported as ``wolli.ExtensionContext``): the live session,
+    ``ExtensionContext`` of docs/extensions.md, exported as ``wolli.ExtensionContext``): the live session,
     its ``ui`` and the ``mode`` Wolli runs in. Also readable as a mapping (``ctx["ui"]``)."""
 
     session: SessionHandle
@@ -140,6 +140,9 @@ class AgentHost:
         self.api_key_overrides: dict[str, str] = {}
         # MCP servers (wolli.mcp): created only when one is configured or registered.
         self.mcp: McpLink | None = None
+        # A front end that serves files or runs commands itself (ACP: the editor's buffers
+        # and terminals) gives each session's tools its own environments: (files, shell).
+        self.session_environments: Callable[[Environment, ToolOwner], tuple[Environment, Environment]] | None = None
 
     # ------------------------------------------------------------------ services
 
@@ -177,7 +180,10 @@ class AgentHost:
         from .builtin_tools import create_builtin_tools
 
         mcp_tools = self.mcp.tools(session) if self.mcp is not None else []
-        return [*create_builtin_tools(self.environment(cwd)), *self.extra_tools, *mcp_tools]
+        env = shell_env = self.environment(cwd)
+        if self.session_environments is not None and session is not None:
+            env, shell_env = self.session_environments(env, session)
+        return [*create_builtin_tools(env, shell_env), *self.extra_tools, *mcp_tools]
 
     def resources(self, cwd: str) -> ResourceSet:
         key = os.path.abspath(cwd)
@@ -219,7 +225,7 @@ class AgentHost:
         return found
 
     def slash_commands(self, session: LiveSession) -> list[Any]:
-        """Extension commands, then prompt templates, then skills (spec ``get_commands``)."""
+        """Extension commands, then prompt templates, then skills (``ctx.session.get_commands()``)."""
         from ..live.prompting import SlashCommandInfo, resource_commands
 
         out = [
@@ -247,7 +253,7 @@ class AgentHost:
         if self.mcp is not None:
             await self.mcp.start(interactive=interactive, wait=wait)
 
-    def register_mcp_server(self, name: str, config: Any, owner: str) -> None:
+    def register_mcp_server(self, name: str, config: object, owner: str) -> None:
         link = self.mcp_link()
         link.register(name, config, owner)
 
@@ -530,7 +536,7 @@ class AgentHost:
         value = self.settings.get("extensionTimeoutMs")
         self.handlers.timeout_s = value / 1000 if isinstance(value, int) and value > 0 else None
 
-    def start_auto_reload(self) -> Any:
+    def start_auto_reload(self) -> object:
         """Watch extension, hook and tool files when settings ``autoReload`` is on (long-lived
         front ends call this), and follow the setting from then on: switching it in /settings
         starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""
@@ -611,6 +617,9 @@ class AgentHost:
             raise RuntimeError("this session is open; switch to another one before deleting it")
         os.remove(path)
         clear_cache()
+        from ...session.checkpoints.sweep import sweep_in_background
+
+        sweep_in_background(Path(path).parent, only_if_due=False)  # blobs only it needed
 
     def find_sessions(self, filter: Any) -> list[Any]:
         from ...session.listing import find_sessions
@@ -636,7 +645,7 @@ def _last_complete_exchange(manager: SessionManager) -> str | None:
     return branch[last].id if last >= 0 else None
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> Any:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

@@ -31,9 +31,11 @@ def _factories() -> dict[str, Callable[[Environment], ToolDefinition]]:
     }
 
 
-def create_builtin_tools(env: Environment) -> list[ToolDefinition]:
+def create_builtin_tools(env: Environment, shell_env: Environment | None = None) -> list[ToolDefinition]:
+    """The built-ins over ``env``; ``bash`` over ``shell_env`` when given (a client terminal)."""
     factories = _factories()
-    return [factories[name](env) for name in BUILTIN_TOOL_NAMES]
+    return [factories[name](shell_env if name == "bash" and shell_env is not None else env)
+            for name in BUILTIN_TOOL_NAMES]
 
 
 def parse_tool_list(value: str) -> list[str]:

@@ -8,7 +8,12 @@ this run of the conversation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .services import SessionCore
+
+from ...ai.cost import UsageTotals
 
 
 @dataclass
@@ -34,8 +39,9 @@ class SessionStats:
         return {**asdict(self), "total_tokens": self.total_tokens}
 
 
-def session_stats(session: Any) -> SessionStats:
+def session_stats(session: SessionCore) -> SessionStats:
     stats = SessionStats(session.session_file, session.session_id)
+    totals = UsageTotals()
     for message in session.messages:
         role = getattr(message, "role", None)
         stats.total_messages += 1
@@ -46,10 +52,8 @@ def session_stats(session: Any) -> SessionStats:
         elif role == "assistant":
             stats.assistant_messages += 1
             stats.tool_calls += sum(1 for block in message.content if getattr(block, "type", None) == "toolCall")
-            usage = message.usage
-            stats.input_tokens += usage.input
-            stats.output_tokens += usage.output
-            stats.cache_read_tokens += usage.cache_read
-            stats.cache_write_tokens += usage.cache_write
-            stats.cost += usage.cost.total
+            totals.add(message.usage)
+    stats.input_tokens, stats.output_tokens = totals.input, totals.output
+    stats.cache_read_tokens, stats.cache_write_tokens = totals.cache_read, totals.cache_write
+    stats.cost = totals.cost
     return stats

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...ai.types import ImageContent, Model, ThinkingLevel
+from ...base import startup_gc
 from ...config import paths
 from ...extensions.context import ExtensionUI
 from ..host.agent_host import AgentHost
@@ -107,7 +108,7 @@ def check_options(request: StartupRequest, registered_flags: dict[str, Any]) -> 
     return flags
 
 
-def _flag_type(flag: Any) -> str | None:
+def _flag_type(flag: object) -> str | None:
     return getattr(flag, "type", None) if flag is not None else None
 
 
@@ -181,12 +182,15 @@ async def start(
 
     ``before_start(session)`` runs just before ``session_start`` (json mode writes the
     session header there)."""
-    host, warnings = make_host(request, ui=ui)
     try:
-        return await _start(host, warnings, request, observers, registered_flags, before_start)
-    except StartupError as exc:
-        exc.warnings = warnings
-        raise
+        host, warnings = make_host(request, ui=ui)
+        try:
+            return await _start(host, warnings, request, observers, registered_flags, before_start)
+        except StartupError as exc:
+            exc.warnings = warnings
+            raise
+    finally:
+        startup_gc.resume()  # paused by the command line while the modules were imported
 
 
 async def _start(
@@ -197,29 +201,7 @@ async def _start(
     registered_flags: dict[str, Any] | None,
     before_start: Callable[[LiveSession], Any] | None,
 ) -> Startup:
-    extensions = host.extensions
-    host.cwd = os.path.abspath(request.cwd)
-    host.apply_handler_timeout()
-    _configure_permissions(host, request, warnings)
-    extensions.configure(
-        settings_paths=settings_paths(host.settings.get("extensions")),
-        cli_paths=request.extension_paths,
-        tool_settings_paths=settings_paths(host.settings.get("customTools")),
-        tool_cli_paths=request.tool_paths,
-        enabled=not request.no_extensions,
-        claude_settings_files=request.claude_settings,
-    )
-    warnings += await extensions.load(request.cwd)
-    warnings += _configure_mcp(host, request)
-    flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
-    extensions.set_flag_values(flags)
-    model, model_level = resolve_model(host, request)
-    if request.api_key:
-        if model is None:
-            raise StartupError("--api-key needs --model (or --provider) to know which provider it is for", USAGE)
-        host.api_key_overrides[model.provider] = request.api_key
-    _check_tools(host, request.tools)
-
+    flags, model, model_level = await _prepare(host, warnings, request, registered_flags)
     persist = not request.no_session
     if persist and not request.session:
         problem = _session_folder_problem(host, request.cwd)
@@ -276,14 +258,71 @@ async def _start(
     return Startup(host, session, prompts, warnings, flags)
 
 
+@dataclass
+class HostStartup:
+    """A host ready to open sessions, what ``--model``/``--thinking`` asked for them, and
+    the configuration problems found on the way."""
+
+    host: AgentHost
+    model: Model | None
+    thinking_level: ThinkingLevel | None
+    warnings: list[str]
+
+
+async def start_host(request: StartupRequest, *, ui: ExtensionUI | None = None) -> HostStartup:
+    """The host without a session: for a client whose sessions come later and are named by
+    it (ACP's ``session/new`` and ``session/load``)."""
+    host, warnings = make_host(request, ui=ui)
+    try:
+        _, model, model_level = await _prepare(host, warnings, request, None)
+    except StartupError as exc:
+        exc.warnings = warnings
+        raise
+    return HostStartup(host, model, request.thinking or model_level, warnings)
+
+
+async def _prepare(
+    host: AgentHost, warnings: list[str], request: StartupRequest, registered_flags: dict[str, Any] | None,
+) -> tuple[dict[str, str | bool], Model | None, ThinkingLevel | None]:
+    """Everything before a session: permissions, extensions, MCP, flags, the model, the tools."""
+    extensions = host.extensions
+    host.cwd = os.path.abspath(request.cwd)
+    host.apply_handler_timeout()
+    _configure_permissions(host, request, warnings)
+    extensions.configure(
+        settings_paths=settings_paths(host.settings.get("extensions")),
+        cli_paths=request.extension_paths,
+        tool_settings_paths=settings_paths(host.settings.get("customTools")),
+        tool_cli_paths=request.tool_paths,
+        enabled=not request.no_extensions,
+        claude_settings_files=request.claude_settings,
+    )
+    warnings += await extensions.load(request.cwd)
+    warnings += _configure_mcp(host, request)
+    flags = check_options(request, {**extensions.flags, **(registered_flags or {})})
+    extensions.set_flag_values(flags)
+    model, model_level = resolve_model(host, request)
+    if request.api_key:
+        if model is None:
+            raise StartupError("--api-key needs --model (or --provider) to know which provider it is for", USAGE)
+        host.api_key_overrides[model.provider] = request.api_key
+    _check_tools(host, request.tools)
+    return flags, model, model_level
+
+
 def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     """Read this run's MCP configuration (small JSON files only); the MCP link and its
     modules are loaded only when a server is configured."""
+    from ...mcp.files import may_have_servers
+
+    package_files = host.extensions.installed.mcp_files()  # installed packages' and plugins' servers
+    if not package_files and not may_have_servers(host.home, request.cwd, request.mcp_configs,
+                                                  strict=request.strict_mcp_config):
+        return []
     from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
-                      approve_project=request.approve_project_mcp,
-                      package_files=host.extensions.installed.mcp_files())
+                      approve_project=request.approve_project_mcp, package_files=package_files)
     if sources.servers or sources.project is not None:
         host.mcp_link().apply(sources)
     return sources.warnings
@@ -325,7 +364,7 @@ def _check_session_reference(ref: str | None) -> None:
         )
 
 
-def settings_paths(value: Any) -> list[str]:
+def settings_paths(value: object) -> list[str]:
     """settings.json ``extensions``: a list of paths (anything else was reported on load)."""
     return [str(v) for v in value] if isinstance(value, list) else []
 

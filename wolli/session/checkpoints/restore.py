@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...base.durable import sync_folder
 from .blobs import BlobStore
 
 TEMP_PREFIX = ".wolli-restore-"
@@ -52,19 +53,6 @@ def journal_dir(store: BlobStore) -> Path:
     return store.root / "journal"
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
@@ -73,7 +61,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         out.flush()
         os.fsync(out.fileno())
     os.replace(temporary, path)
-    _fsync_dir(path.parent)
+    sync_folder(path.parent)
 
 
 def restore(store: BlobStore, changes: list[Change], *, on_commit: Callable[[], None] | None = None,
@@ -137,7 +125,7 @@ def _apply(journal: Path, planned: list[dict[str, Any]]) -> RestoreResult:
         except OSError as exc:
             result.failed[path] = exc.strerror or str(exc)
     for folder in {os.path.dirname(item["path"]) for item in planned}:
-        _fsync_dir(Path(folder))
+        sync_folder(Path(folder))
     if result.failed:
         _discard(planned)  # what could not go into place must not linger as a temp file
     _remove(journal)

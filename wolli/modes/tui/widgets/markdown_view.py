@@ -9,7 +9,7 @@ from textual.highlight import highlight
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
-from ..theming import ThemedHighlight
+from .code_theme import ThemedHighlight
 
 
 class ThemedFence(MarkdownFence):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.widgets import Static
 
 from ....base.text_safety import terminal_safe
+
+if TYPE_CHECKING:
+    pass
 
 
 class BashExecutionView(Static):
@@ -53,7 +56,7 @@ class NoticeView(Static):
 
 
 class CustomMessageView(Static):
-    """A custom message an extension sent, with no renderer of its own: the spec's boxed
+    """A custom message an extension sent, with no renderer of its own: the boxed
     ``[customType]`` label above the content."""
 
     DEFAULT_CLASSES = "message custom-message"

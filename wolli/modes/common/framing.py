@@ -1,4 +1,4 @@
-"""Strict JSONL framing of the RPC protocol, shared by the server and ``wolli.modes.rpc.client``.
+"""Strict JSONL framing shared by the RPC and ACP servers and ``wolli.modes.rpc.client``.
 
 A record ends at ``\\n`` and nowhere else: a trailing ``\\r`` is dropped (``\\r\\n`` input is
 fine), and ``U+2028``/``U+2029``, legal inside JSON strings, never split a record (Python's
@@ -65,7 +65,7 @@ def _strip_cr(line: bytes) -> bytes:
     return line[:-1] if line.endswith(b"\r") else line
 
 
-def encode_record(value: Any) -> bytes:
+def encode_record(value: object) -> bytes:
     """One JSON record and its ``\\n``, as UTF-8 bytes."""
     text = _encode(value)
     if "\u2028" in text or "\u2029" in text:

@@ -39,7 +39,7 @@ class ProtocolOutput:
         )
         return cls(os.fdopen(private, "wb", buffering=0))
 
-    def send(self, record: Any) -> None:
+    def send(self, record: object) -> None:
         """Write one record (a dict) as one line; silently nothing once the reader is gone."""
         data = encode_record(record)
         with self._lock:
