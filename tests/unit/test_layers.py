@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "wolli"
 
 # Top to bottom (docs/architecture.md §1). ``cli``/``__main__`` sit above everything; ``wolli/__init__``
 # is the public facade and may name anything (lazily).
-LAYERS = ["cli", "modes", "runtime", "mcp", "extensions", "permissions", "session", "tools", "agent", "ai", "config", "base"]
+LAYERS = ["cli", "modes", "runtime", "mcp", "extensions", "packages", "permissions", "session", "tools", "agent", "ai", "config", "base"]
 TOP = {"cli", "__main__", "testing", "rpc_client"}
 EXEMPT = {"__init__", "__about__"}
 

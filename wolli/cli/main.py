@@ -66,6 +66,13 @@ MCP servers (docs/mcp.md):
   wolli mcp list [--json]   each server's state and tools
   wolli mcp login NAME      log in to a remote server (OAuth): opens the browser or prints the URL
 
+Packages (docs/packages.md):
+  wolli install SOURCE      a package (name[==version], git URL[@ref], path) or a Claude Code plugin
+  wolli install             everything the lock records (a fresh or copied agent home)
+  wolli list | remove NAME | update [NAME]
+  wolli import claude-settings [FILE]   run the hooks of a Claude Code settings.json from now on
+  --claude-settings FILE    run the hooks of a Claude Code settings.json in this run (repeatable)
+
   -v, --version             print the version
   -h, --help                this help
 
@@ -111,6 +118,7 @@ class CliArgs:
         self.tool_paths: list[str] = []
         self.no_extensions = False
         self.mcp_configs: list[str] = []
+        self.claude_settings: list[str] = []
         self.strict_mcp_config = False
         self.approve_project_mcp = False
         self.permission_mode: str | None = None
@@ -123,6 +131,7 @@ class CliArgs:
         self.option_followers: dict[str, tuple[str, int]] = {}
 
 
+PACKAGE_COMMANDS = ("install", "list", "remove", "update", "import")
 _VALUE_FLAGS = {
     "--mode": "mode",
     "--agent": "agent",
@@ -160,6 +169,7 @@ _LIST_FLAGS = {  # repeatable, each takes a value
     "--allowed-tools": "allowed_tools", "--allowedTools": "allowed_tools",
     "--disallowed-tools": "disallowed_tools", "--disallowedTools": "disallowed_tools",
     "--mcp-config": "mcp_configs",
+    "--claude-settings": "claude_settings",
 }
 KNOWN_OPTIONS = [*_VALUE_FLAGS, *_BOOL_FLAGS, *_LIST_FLAGS, "--list-models", "--export"]
 MODES = ("tui", "plain", "print", "json", "rpc", "acp")
@@ -282,6 +292,7 @@ def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
         no_extensions=args.no_extensions,
         tool_paths=list(args.tool_paths),
         mcp_configs=list(args.mcp_configs),
+        claude_settings=list(args.claude_settings),
         strict_mcp_config=args.strict_mcp_config,
         approve_project_mcp=args.approve_project_mcp,
         permission_mode=args.permission_mode,
@@ -310,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         from .mcp import run_mcp_command
 
         return run_mcp_command(argv[1:])
+    if argv[:1] and argv[0] in PACKAGE_COMMANDS:  # ``wolli install|list|remove|update|import``
+        from .packages import run_package_command
+
+        return run_package_command(argv[0], argv[1:])
     try:
         args = parse_args(argv)
     except UsageError as exc:

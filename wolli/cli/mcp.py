@@ -62,6 +62,9 @@ async def _run(argv: list[str]) -> int:
 
     action, names, request, as_json = _parse(argv)
     host, warnings = make_host(request)
+    from ..packages.active import load_installed
+
+    host.extensions.installed = load_installed(host.home, host.settings.get("packages"))  # plugins' servers
     warnings += _configure_mcp(host, request)
     for warning in warnings:
         print(f"wolli: {terminal_safe(warning)}", file=sys.stderr)

@@ -46,6 +46,9 @@ DEFAULTS: dict[str, Any] = {
     "skills": [],
     "prompts": [],
     "customTools": [],
+    "disabledExtensions": [],
+    "packages": [],
+    "claudeHooks": {},
     "enabledModels": None,
     "hideThinkingBlock": False,
     "extensionTimeoutMs": 60000,
@@ -114,6 +117,11 @@ SCHEMA: dict[str, Any] = {
     "skills": list,
     "prompts": list,
     "customTools": list,
+    # Installed packages (docs/packages.md): records written by `wolli install`.
+    "packages": list,
+    "disabledExtensions": list,
+    # Claude Code hooks imported with `wolli import claude-settings`.
+    "claudeHooks": dict,
     "enabledModels": list,
     "hideThinkingBlock": bool,
     "extensionTimeoutMs": int,

@@ -56,7 +56,8 @@ def define_hook(*, before: str, run: Callable[..., Any]) -> HookDefinition:
     return HookDefinition(before, run)
 
 
-def discover_hooks(agent_home: Path, *, packages: bool = True) -> list[tuple[str, Path | Any]]:
+def discover_hooks(agent_home: Path, *, packages: bool = True,
+                   skip: Callable[[Any], bool] | None = None) -> list[tuple[str, Path | Any]]:
     """(name, file or entry point) of every hook, in chain order."""
     found: list[tuple[str, Path | Any]] = []
     folder = agent_home / "hooks"
@@ -68,5 +69,6 @@ def discover_hooks(agent_home: Path, *, packages: bool = True) -> list[tuple[str
         from importlib.metadata import entry_points
 
         for ep in sorted(entry_points(group=HOOK_ENTRY_POINT_GROUP), key=lambda e: e.name):
-            found.append((ep.name, ep))
+            if skip is None or not skip(ep):
+                found.append((ep.name, ep))
     return found

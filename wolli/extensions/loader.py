@@ -25,6 +25,7 @@ import itertools
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -75,10 +76,19 @@ class ExtensionSource:
     origin: str  # "agent" | "settings" | "cli" | "package"
     path: Path | None = None  # the .py file, or the folder's __init__.py
     entry_point: Any = None  # importlib.metadata.EntryPoint for packages
+    package_name: str | None = None  # a Claude Code plugin's name (its hooks)
+
+    @property
+    def package(self) -> str | None:
+        """The distribution an entry point belongs to."""
+        if self.package_name is not None:
+            return self.package_name
+        dist = getattr(self.entry_point, "dist", None)
+        return dist.metadata["Name"] if dist is not None else None
 
     @property
     def label(self) -> str:
-        return str(self.path) if self.path is not None else f"{self.entry_point.value} (package {self.name})"
+        return str(self.path) if self.path is not None else f"{self.entry_point.value} (package {self.package or self.name})"
 
 
 def discover(
@@ -88,6 +98,7 @@ def discover(
     *,
     cwd: str | Path = ".",
     packages: bool = True,
+    skip: Callable[[Any], bool] | None = None,
 ) -> tuple[list[ExtensionSource], list[str]]:
     """Every extension to load, in load order, and a problem line for each path that is not one."""
     sources: list[ExtensionSource] = []
@@ -128,15 +139,18 @@ def discover(
             else:
                 problems.append(f"{path}: no such extension file" + (" (from settings.json 'extensions')" if origin == "settings" else ""))
     if packages:
-        sources += _entry_points()
+        sources += [ExtensionSource(name=ep.name, origin="package", entry_point=ep)
+                    for ep in package_entry_points(ENTRY_POINT_GROUP, skip)]
     return sources, problems
 
 
-def _entry_points() -> list[ExtensionSource]:
+def package_entry_points(group: str, skip: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The entry points of ``group`` by name, without those ``skip`` says no to (a package
+    switched off)."""
     from importlib.metadata import entry_points
 
-    found = entry_points(group=ENTRY_POINT_GROUP)
-    return [ExtensionSource(name=ep.name, origin="package", entry_point=ep) for ep in sorted(found, key=lambda e: e.name)]
+    found = sorted(entry_points(group=group), key=lambda e: e.name)
+    return [ep for ep in found if skip is None or not skip(ep)]
 
 
 def import_source(source: ExtensionSource) -> ModuleType:

@@ -21,15 +21,25 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..packages.active import InstalledPackages, load_installed
 from .api import ExtensionAPI, as_tool
 from .api_services import EventBus
 from .hooks import HookDefinition, discover_hooks
 from .host import ContextView, ExtensionHost
-from .loader import ExtensionLoadError, ExtensionSource, describe_failure, discover, forget, import_source
+from .loader import (
+    ExtensionLoadError,
+    ExtensionSource,
+    describe_failure,
+    discover,
+    forget,
+    import_source,
+    package_entry_points,
+)
 from .registry import ExtensionRecord, ExtensionRegistry
 from .tool_factories import (
     RESERVED_NAMES,
     START_REASONS,
+    TOOL_ENTRY_POINT_GROUP,
     ToolContext,
     ToolFactoryAPI,
     ToolSessionEvent,
@@ -54,6 +64,10 @@ class ExtensionManager:
         self.tool_cli_paths: list[str] = []
         self.packages = True
         self.enabled = True
+        # Claude Code settings files whose ``hooks`` run (``--claude-settings``).
+        self.claude_settings_files: list[str] = []
+        # What installed packages bring (read at every load; docs/packages.md).
+        self.installed = InstalledPackages()
         # Problems in load order, as one line each ("<file>:<line>: ..."); the modes print them.
         self.errors: list[str] = []
         # Called with each new problem line (a TUI notice, a json event); set by the front end.
@@ -95,7 +109,7 @@ class ExtensionManager:
     def configure(
         self, *, settings_paths: list[str] | None = None, cli_paths: list[str] | None = None,
         tool_settings_paths: list[str] | None = None, tool_cli_paths: list[str] | None = None,
-        packages: bool = True, enabled: bool = True,
+        packages: bool = True, enabled: bool = True, claude_settings_files: list[str] | None = None,
     ) -> None:
         self.settings_paths = list(settings_paths or [])
         self.cli_paths = list(cli_paths or [])
@@ -103,6 +117,7 @@ class ExtensionManager:
         self.tool_cli_paths = list(tool_cli_paths or [])
         self.packages = packages
         self.enabled = enabled
+        self.claude_settings_files = list(claude_settings_files or [])
 
     async def load(self, cwd: str = ".") -> list[str]:
         """Load every extension; returns the problems found (also kept in ``errors``)."""
@@ -124,9 +139,15 @@ class ExtensionManager:
         """Extensions in load order, then hooks, then tool factories (docs/extensions.md)."""
         self.errors = []
         if not self.enabled:
+            self.installed = InstalledPackages()
             return []
+        self.installed = load_installed(self.host.home, self.host.settings.get("packages")) if self.packages \
+            else InstalledPackages()
+        for problem in self.installed.problems:
+            self._report(problem)
+        skip = self.installed.skips
         sources, problems = discover(
-            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages
+            self.host.home, self.settings_paths, self.cli_paths, cwd=cwd, packages=self.packages, skip=skip
         )
         for problem in problems:
             self._report(problem)
@@ -134,11 +155,54 @@ class ExtensionManager:
             await self._load_one(source, rank, reloading=reloading)
         self._load_hooks(len(sources))
         await self._load_tool_factories(cwd, len(self.registry.records))
+        self._load_claude_hooks(len(self.registry.records))
         return list(self.errors)
+
+    def _disabled_names(self) -> set[str]:
+        value = self.host.settings.get("disabledExtensions")
+        return {str(v) for v in value} if isinstance(value, list) else set()
+
+    def _load_claude_hooks(self, first_rank: int) -> None:
+        """Claude Code command hooks: each plugin's, settings ``claudeHooks``, ``--claude-settings``."""
+        from ..packages.claude_hooks import parse_hooks, read_hooks_file
+        from .claude_hooks import ClaudeHookRunner
+
+        groups: list[tuple[str, Path, str | None, list[Any]]] = []
+        for plugin in self.installed.plugins:
+            if plugin.hooks:
+                groups.append((f"claude:{plugin.name}", plugin.root, plugin.name, plugin.hooks))
+        settings_file = self.host.home / "settings.json"
+        imported, problems = parse_hooks(self.host.settings.get("claudeHooks"), f"{settings_file} (claudeHooks)")
+        if imported:
+            groups.append(("claude:settings", settings_file, None, imported))
+        for raw in self.claude_settings_files:
+            path = Path(raw).expanduser()
+            hooks, found = read_hooks_file(path)
+            problems += found
+            if hooks:
+                groups.append((f"claude:{path.name}", path, None, hooks))
+        for problem in problems:
+            self._report(problem)
+        disabled = self._disabled_names()
+        for offset, (name, where, package, hooks) in enumerate(groups):
+            source = ExtensionSource(name=name, origin="claude", path=where, package_name=package)
+            record = ExtensionRecord(name=self._unique_name(name), source=source, rank=first_rank + offset,
+                                     kind="claude-hooks")
+            self.registry.records.append(record)
+            if record.name in disabled:
+                record.status = "disabled"
+                continue
+            runner = ClaudeHookRunner(hooks, lambda text: self._report(text))
+            for event, handler in runner.handlers().items():
+                self.host.handlers.add(event, handler, owner=record.owner, rank=record.rank, fail_open=True)
+                record.handlers.append(event)
+            record.status = "loaded"
 
     def _load_hooks(self, first_rank: int) -> None:
         """``hooks/*.py`` by file name, then package hooks: each binds one handler event."""
-        for offset, (name, where) in enumerate(discover_hooks(self.host.home, packages=self.packages)):
+        disabled = self._disabled_names()
+        for offset, (name, where) in enumerate(discover_hooks(self.host.home, packages=self.packages,
+                                                              skip=self.installed.skips)):
             if isinstance(where, Path):
                 source = ExtensionSource(name=name, origin="hook", path=where)
             else:
@@ -146,6 +210,9 @@ class ExtensionManager:
             record = ExtensionRecord(name=self._unique_name(f"hook:{name}"), source=source,
                                      rank=first_rank + offset, kind="hook")
             self.registry.records.append(record)
+            if record.name in disabled or name in disabled:
+                record.status = "disabled"
+                continue
             try:
                 module = import_source(source)
             except ExtensionLoadError as exc:
@@ -166,6 +233,9 @@ class ExtensionManager:
     async def _load_one(self, source: ExtensionSource, rank: int, *, reloading: bool) -> None:
         record = ExtensionRecord(name=self._unique_name(source.name), source=source, rank=rank)
         self.registry.records.append(record)
+        if record.name in self._disabled_names():
+            record.status = "disabled"
+            return
         key: Path | str = source.path if source.path is not None else f"package:{source.name}"
         previous = self._modules.get(key) if reloading else None
         try:
@@ -217,12 +287,20 @@ class ExtensionManager:
         for problem in problems:
             self._report(problem)
         api = ToolFactoryAPI(self.host, self.bus)
-        for offset, (origin, path) in enumerate(found):
-            name = path.parent.name if path.name == "__init__.py" else path.stem
-            source = ExtensionSource(name=name, origin=origin, path=path)
-            record = ExtensionRecord(name=self._unique_name(f"tool:{name}"), source=source,
+        sources = [ExtensionSource(name=path.parent.name if path.name == "__init__.py" else path.stem, origin=origin,
+                                   path=path) for origin, path in found]
+        if self.packages:
+            sources += [ExtensionSource(name=ep.name, origin="package", entry_point=ep)
+                        for ep in package_entry_points(TOOL_ENTRY_POINT_GROUP, self.installed.skips)]
+        disabled = self._disabled_names()
+        for offset, source in enumerate(sources):
+            path = source.path
+            record = ExtensionRecord(name=self._unique_name(f"tool:{source.name}"), source=source,
                                      rank=first_rank + offset, kind="tool")
             self.registry.records.append(record)
+            if record.name in disabled:
+                record.status = "disabled"
+                continue
             try:
                 module = import_source(source)
             except ExtensionLoadError as exc:
@@ -230,9 +308,11 @@ class ExtensionManager:
                 continue
             record.module_name = module.__name__
             factory = getattr(module, "factory", None)
+            if factory is None and source.entry_point is not None:
+                factory = getattr(module, "extension", None)  # the entry point names the factory itself
             if not callable(factory):
                 forget(module.__name__)
-                self._fail(record, f"{path}: no factory(api) function (define `def factory(api): return {{...}}`)")
+                self._fail(record, f"{source.label}: no factory(api) function (define `def factory(api): return {{...}}`)")
                 continue
             try:
                 result = factory(api)

@@ -114,8 +114,8 @@ class ExtensionRecord:
     name: str
     source: Any  # loader.ExtensionSource
     rank: int
-    kind: str = "extension"  # extension | hook
-    status: str = "loading"  # loading | loaded | failed
+    kind: str = "extension"  # extension | hook | tool | claude-hooks
+    status: str = "loading"  # loading | loaded | failed | disabled
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
@@ -142,6 +142,7 @@ class ExtensionRecord:
             "flags": list(self.flags), "renderers": list(self.renderers), "providers": list(self.providers),
             "mcp_servers": list(self.mcp_servers), "subagents": list(self.subagents),
             "handlers": sorted(set(self.handlers)), "errors": list(self.errors), "warnings": list(self.warnings),
+            "package": getattr(self.source, "package", None),
         }
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..agent.messages import CustomMessage
     from ..tools.process import CommandResult
 
+TOOL_ENTRY_POINT_GROUP = "wolli.tools"  # packages: an entry point naming a module with factory(api), or the factory
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
 

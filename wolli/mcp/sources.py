@@ -7,12 +7,12 @@ configuration names no server costs nothing more at start-up.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .approval import Approvals, Verdict
-from .config import ConfigFile, load_cli_config, load_file, merge
+from .config import ConfigFile, load_cli_config, load_file, merge, parse_text
 from .files import AGENT_FILE, PROJECT_FILE
 from .types import ServerConfig
 
@@ -31,13 +31,21 @@ class Sources:
 
 
 def collect(agent_home: Path, cwd: str, cli_configs: list[str], *, strict: bool = False,
-            approve_project: bool = False, environ: Mapping[str, str] | None = None) -> Sources:
+            approve_project: bool = False, environ: Mapping[str, str] | None = None,
+            package_files: Sequence[tuple[str, str]] = ()) -> Sources:
+    """``package_files``: (JSON text, where) of installed packages' and plugins' servers; they
+    come after the agent's own file (which wins a name clash) and before the project's."""
     out = Sources()
     groups: list[list[ServerConfig]] = []
     if not strict:
+        packaged: list[ServerConfig] = []
+        for text, where in package_files:
+            found = parse_text(text, where, "package", environ)
+            out.warnings += found.errors
+            packaged += found.servers
         agent = load_file(agent_home / AGENT_FILE, "agent", environ)
         out.warnings += agent.errors
-        groups.append(agent.servers)
+        groups += [packaged, agent.servers]
         project = load_file(Path(cwd) / PROJECT_FILE, "project", environ)
         out.warnings += project.errors
         if project.servers:

@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol
 Transport = Literal["stdio", "http", "sse"]
 State = Literal["disabled", "connecting", "ready", "failed", "needs-login", "stopped"]
 # Where a server's definition came from: the agent home, the project's .mcp.json, a
-# --mcp-config file, or an extension (``wolli.register_mcp_server``).
-Scope = Literal["agent", "project", "cli", "extension"]
+# --mcp-config file, an installed package or plugin, or an extension (``wolli.register_mcp_server``).
+Scope = Literal["agent", "project", "cli", "extension", "package"]
 # The adapter calls this when the server says its tool/prompt/resource list changed.
 OnListChanged = Callable[[], Awaitable[None] | None]
 # A call's ``notifications/progress``: (progress, total or None, message or None).

@@ -19,7 +19,10 @@ def run_tui(request: StartupRequest) -> int:
     settings = Settings(request.agent)  # read again by the host; cheap, and keeps the app standalone
     theme = settings.get("theme") or "dark"
     hide_thinking = bool(settings.get("hideThinkingBlock"))
-    app = WolliApp(request, agent_home=home, themes_dirs=theme_folders(home),
+    from ...packages.active import installed_theme_dirs
+
+    themes_dirs = [*theme_folders(home), *installed_theme_dirs(home, settings.get("packages"))]
+    app = WolliApp(request, agent_home=home, themes_dirs=themes_dirs,
                    theme_name=theme, hide_thinking=hide_thinking)
     terminal_keys.install(app.keyboard)
     profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work

@@ -170,12 +170,19 @@ class AgentHost:
         key = os.path.abspath(cwd)
         found = self._resources.get(key)
         if found is None:
+            installed = self.extensions.installed
             found = load_resources(
                 self.home,
                 key,
-                extra_skill_dirs=[Path(p).expanduser() for p in self.settings.get("skills") or []],
-                extra_prompt_dirs=[Path(p).expanduser() for p in self.settings.get("prompts") or []],
+                extra_skill_dirs=[*(Path(p).expanduser() for p in self.settings.get("skills") or []),
+                                  *installed.skill_dirs()],
+                extra_prompt_dirs=[*(Path(p).expanduser() for p in self.settings.get("prompts") or []),
+                                   *installed.prompt_dirs()],
             )
+            if installed.plugins:
+                from ..resources.plugin_commands import add_plugin_commands
+
+                add_plugin_commands(found, installed.plugins)
             self._resources[key] = found
         return found
 

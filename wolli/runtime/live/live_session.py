@@ -219,6 +219,13 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         return remove
 
     def _deliver(self, event: object) -> None:
+        if isinstance(event, NoticeEvent) and self._dispatch.has("notice"):
+            # Notices come from sync code too; handlers (Claude Code Notification hooks) hear
+            # them without holding it up.
+            try:
+                asyncio.get_running_loop().create_task(self._dispatch.notify(event, self.handler_context()))
+            except RuntimeError:
+                pass
         for observer in self._observer_snapshot:
             try:
                 result = observer(event)
@@ -234,7 +241,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
 
     async def emit(self, event: NamedEvent) -> None:
         """Handlers (awaited, notification only), then observers."""
-        if self._dispatch.has(event.type):
+        if self._dispatch.has(event.type) and event.type != "notice":  # _deliver dispatches notices
             await self._dispatch.notify(event, self.handler_context())
         self._deliver(event)
 

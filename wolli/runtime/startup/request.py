@@ -72,6 +72,8 @@ class StartupRequest:
     # MCP: ``--mcp-config`` (repeatable), ``--strict-mcp-config`` (only those), and
     # ``--approve-project-mcp`` (run the project's .mcp.json servers without asking).
     mcp_configs: list[str] = field(default_factory=list)
+    # Claude Code settings files whose ``hooks`` run in this process (docs/packages.md).
+    claude_settings: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
     approve_project_mcp: bool = False
     # ``--permission-mode`` and the rules of ``--allowed-tools`` / ``--disallowed-tools``

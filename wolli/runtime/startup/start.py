@@ -295,6 +295,7 @@ async def _prepare(
         tool_settings_paths=settings_paths(host.settings.get("customTools")),
         tool_cli_paths=request.tool_paths,
         enabled=not request.no_extensions,
+        claude_settings_files=request.claude_settings,
     )
     warnings += await extensions.load(request.cwd)
     warnings += _configure_mcp(host, request)
@@ -314,12 +315,14 @@ def _configure_mcp(host: AgentHost, request: StartupRequest) -> list[str]:
     modules are loaded only when a server is configured."""
     from ...mcp.files import may_have_servers
 
-    if not may_have_servers(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config):
+    package_files = host.extensions.installed.mcp_files()  # installed packages' and plugins' servers
+    if not package_files and not may_have_servers(host.home, request.cwd, request.mcp_configs,
+                                                  strict=request.strict_mcp_config):
         return []
     from ...mcp.sources import collect
 
     sources = collect(host.home, request.cwd, request.mcp_configs, strict=request.strict_mcp_config,
-                      approve_project=request.approve_project_mcp)
+                      approve_project=request.approve_project_mcp, package_files=package_files)
     if sources.servers or sources.project is not None:
         host.mcp_link().apply(sources)
     return sources.warnings

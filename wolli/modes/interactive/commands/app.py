@@ -20,7 +20,8 @@ def extensions_report(infos: list[dict[str, Any]]) -> str:
         return "No extensions, hooks or tool factories are loaded (docs/extensions.md says where they go)."
     blocks = []
     for info in infos:
-        head = f"{info['name']} ({info['kind']}, {info['status']})  {info['path']}"
+        package = f"  [package {info['package']}]" if info.get("package") else ""
+        head = f"{info['name']} ({info['kind']}, {info['status']})  {info['path']}{package}"
         lines = [head]
         for key in ("tools", "commands", "shortcuts", "flags", "renderers", "providers", "mcp_servers", "handlers"):
             if info.get(key):
@@ -34,6 +35,12 @@ def extensions_report(infos: list[dict[str, Any]]) -> str:
 
 
 async def extensions(ctx: CommandContext, args: str) -> None:
+    words = args.split()
+    if len(words) == 2 and words[0] in ("enable", "disable"):
+        from .packages import switch_extension
+
+        await switch_extension(ctx, words[1], words[0] == "enable")
+        return
     ctx.front.show_text("Extensions", extensions_report(ctx.host.extensions.infos()))
 
 
@@ -64,7 +71,7 @@ async def reload(ctx: CommandContext, args: str) -> None:
 async def settings(ctx: CommandContext, args: str) -> None:
     from ....config.themes import discover_themes, theme_folders
 
-    themes, _ = discover_themes(theme_folders(ctx.host.home))
+    themes, _ = discover_themes([*theme_folders(ctx.host.home), *ctx.host.extensions.installed.theme_dirs()])
     fields = setting_fields(sorted(themes))
     changes = await ctx.front.edit_settings(fields, read_values(ctx.host.settings, fields))
     if not changes:
@@ -82,7 +89,8 @@ COMMANDS = [
     BuiltinCommand("settings", "change settings in a form", settings, category="Wolli"),
     BuiltinCommand("reload", "reload settings, models, skills and extensions", reload, category="Wolli",
                    needs_idle=True),
-    BuiltinCommand("extensions", "what each extension registered, and its errors", extensions, category="Wolli"),
+    BuiltinCommand("extensions", "what each extension registered, and its errors; enable|disable NAME",
+                   extensions, category="Wolli", usage="[enable NAME|disable NAME]"),
     BuiltinCommand("hotkeys", "the keys and what they do", hotkeys, category="Wolli"),
     BuiltinCommand("quit", "quit Wolli", quit_, category="Wolli", aliases=("exit",)),
 ]

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 @cache
 def builtin_commands() -> dict[str, BuiltinCommand]:
     """Every built-in command by name and alias."""
-    from . import agents, app, mcp, model, permissions, rewind, session
+    from . import agents, app, mcp, model, packages, permissions, rewind, session
 
     table: dict[str, BuiltinCommand] = {}
-    for module in (session, model, permissions, rewind, app, mcp, agents):
+    for module in (session, model, permissions, rewind, app, mcp, agents, packages):
         for command in module.COMMANDS:
             table[command.name] = command
             for alias in command.aliases:
