@@ -85,6 +85,8 @@ async def test_a_plugin_brings_its_skill_command_agent_mcp_server_and_hook(faux,
     assert "greet" in [s.name for s in resources.skills]
     assert {"my-plugin:hello", "hello"} <= {t.name for t in resources.prompts}
     assert host.extensions.installed.plugins[0].agents() == ["reviewer"]
+    reviewer = host.subagents.find(str(project), "reviewer")  # a subagent the task tool offers
+    assert reviewer is not None and reviewer.description == "Reviews code"
     hooks = next(i for i in host.extensions.infos() if i["kind"] == "claude-hooks")
     assert hooks["package"] == "my-plugin" and hooks["handlers"] == ["tool_call"]
 

@@ -64,6 +64,10 @@ class InstalledPackages:
     def skill_dirs(self) -> list[Path]:
         return [d / "skills" for d in self.resource_dirs()] + [s for p in self.plugins for s in p.skill_dirs]
 
+    def subagent_sources(self) -> list[Path]:
+        """Subagent definitions: packages' ``subagents/`` folders and plugins' ``agents/`` files."""
+        return [d / "subagents" for d in self.resource_dirs()] + [f for p in self.plugins for f in p.agent_files]
+
     def prompt_dirs(self) -> list[Path]:
         return [d / "prompts" for d in self.resource_dirs()]
 

@@ -110,7 +110,8 @@ class AgentHost:
         from ..subagents.catalog import SubagentCatalog
 
         # Subagent definitions (docs/subagents.md) and the children running now, by id.
-        self.subagents = SubagentCatalog(self.home, self.settings, self.extensions.registry.subagents)
+        self.subagents = SubagentCatalog(self.home, self.settings, self.extensions.registry.subagents,
+                                         lambda: self.extensions.installed.subagent_sources())
         self.subagent_runs: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ services

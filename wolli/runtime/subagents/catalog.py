@@ -18,6 +18,7 @@ folder until :meth:`clear` (``/reload``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -60,9 +61,13 @@ class Loaded:
 
 
 class SubagentCatalog:
-    def __init__(self, home: Path, settings: Any, registered: dict[str, SubagentDefinition] | None = None) -> None:
+    def __init__(self, home: Path, settings: Any, registered: dict[str, SubagentDefinition] | None = None,
+                 installed: Callable[[], list[Path]] | None = None) -> None:
         self.home = home
         self.settings = settings
+        # Files and folders of definitions from installed packages and Claude Code plugins,
+        # asked at each read (an install or /reload changes them).
+        self.installed = installed
         # Extensions' definitions (the extension registry's live dict: a reload empties it).
         self.registered: dict[str, SubagentDefinition] = registered if registered is not None else {}
         self._directories: list[Path] = []
@@ -117,6 +122,8 @@ class SubagentCatalog:
         out[GENERAL_PURPOSE.name] = GENERAL_PURPOSE
         for folder in self._directories:
             self._take(folder, out, loaded.errors)
+        for entry in self.installed() if self.installed is not None else []:
+            self._take(entry, out, loaded.errors)
         for entry in self._setting_paths():
             self._take(entry, out, loaded.errors)
         self._take(self.home / "subagents", out, loaded.errors)
