@@ -26,7 +26,7 @@ from ...runtime.handlers.hook_events import StreamingBehavior, streaming_behavio
 from ...runtime.live.prompting import split_command
 from . import queries
 
-# The server (``server.RpcServer``) is passed in; not imported, since it imports this module.
+# The client's core (``core.RpcCore``) is passed in; not imported, since it imports this module.
 RpcServer = Any
 
 
