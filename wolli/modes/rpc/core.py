@@ -175,6 +175,9 @@ class RpcCore:
         """Why this client may not send this command now (None: it may)."""
         return None
 
+    def answer_dialog(self, response: dict[str, Any]) -> None:
+        self.ui.answer(response)
+
     def handle_line(self, line: bytes) -> None:
         if not line.strip() and not isinstance(line, OversizedRecord):
             return  # a blank line is no command (a client's keep-alive, a stray newline)
@@ -200,7 +203,7 @@ class RpcCore:
             return
         if kind == "extension_ui_response":
             try:
-                self.ui.answer(value)
+                self.answer_dialog(value)
             except UiResponseError as exc:
                 self.fail(request_id, kind, str(exc))
             return

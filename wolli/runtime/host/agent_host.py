@@ -109,6 +109,9 @@ class AgentHost:
         self.settings = settings or Settings(self.name)
         self.mode: ExtensionMode = mode
         self.ui: ExtensionUI = ui if ui is not None else NullUI()
+        # A front end serving several sessions to their own clients (``wolli serve``) gives
+        # each session its own ``ctx.ui``; otherwise every session shares ``ui``.
+        self.session_ui: Callable[[LiveSession], ExtensionUI] | None = None
         self.handlers = HandlerRegistry()
         from ..safety.permissions import HostPermissions
 
@@ -195,7 +198,8 @@ class AgentHost:
     def handler_context(self, session: LiveSession) -> HandlerContext:
         from ..safety.handle import PermissionsHandle
 
-        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode,
+        ui = self.session_ui(session) if self.session_ui is not None else self.ui
+        return HandlerContext(session=self.handle(session), ui=ui, mode=self.mode,
                               permissions=PermissionsHandle(self.permissions, session))
 
     def handle(self, session: LiveSession) -> SessionHandle:
