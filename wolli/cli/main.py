@@ -65,6 +65,11 @@ MCP servers (docs/mcp.md):
   wolli mcp list [--json]   each server's state and tools
   wolli mcp login NAME      log in to a remote server (OAuth): opens the browser or prints the URL
 
+One server, several clients (docs/server.md):
+  wolli serve [--listen HOST:PORT]   host sessions for clients on a Unix socket (and TCP, with a token)
+  wolli serve --list                 the server's live sessions and their clients
+  wolli attach [SESSION] [--plain]   join a session of the running server (started on demand)
+
   -v, --version             print the version
   -h, --help                this help
 
@@ -309,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         from .mcp import run_mcp_command
 
         return run_mcp_command(argv[1:])
+    if argv[:1] in (["serve"], ["attach"]):  # the resident server and its clients (docs/server.md)
+        from .serve import run_attach_command, run_serve_command
+
+        return (run_serve_command if argv[0] == "serve" else run_attach_command)(argv[1:])
     try:
         args = parse_args(argv)
     except UsageError as exc:

@@ -1,0 +1,250 @@
+"""One client of ``wolli serve``: a socket carrying the RPC protocol, plus the server's own
+commands (``auth``, ``attach``, ``detach``, ``get_live_sessions``).
+
+Over TCP the first line must be ``{"type": "auth", "token": T}``; anything else, or a wrong
+token, is answered with an error and the connection is closed. Before ``attach`` only the
+server's own commands apply. The session-replacing commands move *this* client: ``new_session``
+and ``switch_session`` attach it to the new or opened session, and the clients of the old one
+stay where they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ...runtime.live.options import SessionOptions
+from ..rpc import queries
+from ..rpc.commands import CommandError, CommandSpec
+from ..rpc.core import RpcCore
+from ..rpc.framing import encode_record
+from .access import token_matches
+
+if TYPE_CHECKING:
+    from .rooms import SessionRoom
+    from .serve import ResidentServer
+
+# A client that stops reading is cut off once this much output waits for it, so one stalled
+# client never holds the server's memory (or the other clients) hostage.
+WRITE_BACKLOG_LIMIT = 32 * 1024 * 1024
+# Commands that need no session (everything else needs ``attach`` first).
+SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
+_ids = itertools.count(1)
+
+
+class SocketSink:
+    """Records to one socket, from the loop or from a tool's worker thread."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.thread = threading.get_ident()
+        self.closed = False
+
+    def send(self, record: Any) -> None:
+        if self.closed:
+            return
+        data = encode_record(record)
+        if threading.get_ident() == self.thread:
+            self._write(data)
+        else:
+            try:
+                self.loop.call_soon_threadsafe(self._write, data)
+            except RuntimeError:  # the loop has ended: the server is going away
+                self.closed = True
+
+    def _write(self, data: bytes) -> None:
+        if self.closed or self.transport.is_closing():
+            self.closed = True
+            return
+        self.transport.write(data)
+        if self.transport.get_write_buffer_size() > WRITE_BACKLOG_LIMIT:
+            self.closed = True
+            print("wolli serve: a client stopped reading its output; it was disconnected", file=sys.stderr)
+            self.transport.abort()
+
+    def close(self) -> None:
+        """Close once what was written has gone out."""
+        self.closed = True
+        self.transport.close()
+
+
+class ClientConnection(RpcCore, asyncio.Protocol):
+    def __init__(self, server: ResidentServer, kind: str) -> None:
+        super().__init__(server.request, _Unconnected(), server.ui)
+        self.server = server
+        self.host = server.host
+        self.kind = kind  # "unix" or "tcp"
+        self.client_id = next(_ids)
+        self.authenticated = kind == "unix"  # the socket file is the owner's alone
+        self.room: SessionRoom | None = None
+        self.peer = ""
+        self.own_commands = {
+            "auth": CommandSpec("auth", "query", _auth),
+            "attach": CommandSpec("attach", "ordered", _attach),
+            "detach": CommandSpec("detach", "ordered", _detach),
+            "get_live_sessions": CommandSpec("get_live_sessions", "query", _live_sessions),
+            "new_session": CommandSpec("new_session", "ordered", _new_session),
+            "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
+            "fork": CommandSpec("fork", "ordered", _not_over_serve),
+            "clone": CommandSpec("clone", "ordered", _not_over_serve),
+        }
+
+    @property
+    def session(self) -> Any:
+        return self.room.session if self.room is not None else None
+
+    # ------------------------------------------------------------------ the socket
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        loop = asyncio.get_running_loop()
+        self.output = SocketSink(transport, loop)
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "local"
+        self.server.clients.append(self)
+        self.start_intake()
+        self.output.send(self.server.hello(auth_required=not self.authenticated))
+
+    def data_received(self, data: bytes) -> None:
+        self.feed(data)
+
+    def eof_received(self) -> bool:
+        self.feed(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """The client went away (or was sent away): its session runs on without it."""
+        if self.stopping:
+            return
+        self.stopping = True
+        self.end_intake("the client disconnected")
+        self._leave()
+        if self in self.server.clients:
+            self.server.clients.remove(self)
+        if isinstance(self.output, SocketSink):
+            self.output.close()
+        self.server.client_left()
+
+    def _leave(self) -> None:
+        room, self.room = self.room, None
+        self.ui = self.server.ui
+        if room is not None:
+            room.leave(self)
+
+    def join(self, room: SessionRoom) -> None:
+        if room is self.room:
+            return
+        self._leave()
+        self.room = room
+        self.ui = room.ui
+        room.join(self)
+
+    def describe(self) -> dict[str, Any]:
+        return {"clientId": self.client_id, "transport": self.kind, "peer": self.peer}
+
+    # ------------------------------------------------------------------ what may be sent
+
+    def refuse(self, kind: str, command: dict[str, Any]) -> str | None:
+        if not self.authenticated and kind != "auth":
+            asyncio.get_running_loop().call_soon(self.stop)
+            return 'authenticate first: the first line over TCP is {"type": "auth", "token": "..."}'
+        if self.room is None and kind not in SESSIONLESS:
+            return ('attach to a session first: {"type": "attach", "new": true} or '
+                    '{"type": "attach", "sessionId": "..."} (get_live_sessions lists them)')
+        return None
+
+    def answer_dialog(self, response: dict[str, Any]) -> None:
+        room = self.room
+        if room is not None and response.get("id") in room.ui.open_requests:
+            room.ui.answer(response)
+        else:
+            self.server.ui.answer(response)  # a dialog of the whole server (sandbox, MCP)
+
+
+class _Unconnected:
+    def send(self, record: Any) -> None:  # nothing is written before the socket is there
+        pass
+
+
+# ---------------------------------------------------------------------------- the server's commands
+
+
+def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    expected = client.server.token
+    if client.authenticated:
+        return {"authenticated": True}
+    if expected is None or token_matches(expected, cmd.get("token")):
+        client.authenticated = True
+        return {"authenticated": True}
+    asyncio.get_running_loop().call_soon(client.stop)
+    raise CommandError("wrong token (see docs/server.md for where the server stores it); closing the connection")
+
+
+async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    session_id = cmd.get("sessionId")
+    if cmd.get("new") is True:
+        cwd = cmd.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise CommandError("attach: 'cwd' must be a string (a folder path)")
+        session = await client.server.new_session(cwd)
+    elif isinstance(session_id, str) and session_id:
+        try:
+            session = await client.server.open_session(session_id)
+        except (OSError, ValueError, LookupError) as exc:
+            raise CommandError(f"attach: no session {session_id!r}: {exc}") from None
+    else:
+        raise CommandError('attach needs \'sessionId\' (a string) or \'new\': true')
+    return _attached(client, session)
+
+
+def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
+    client.join(client.server.room_for(session))
+    return {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
+            "state": queries.session_state(session), "messages": queries.messages(session),
+            "clients": len(client.room.clients) if client.room is not None else 1}
+
+
+async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    client._leave()
+    return {"detached": True}
+
+
+def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    return client.server.describe()
+
+
+async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    parent = cmd.get("parentSession")
+    if parent is not None and not isinstance(parent, str):
+        raise CommandError("new_session: 'parentSession' must be a string")
+    old = client.session
+    options = SessionOptions(cwd=old.cwd, model=old.model, thinking_level=old.thinking_level,
+                             active_tools=list(old.active_tool_names), parent_session=parent,
+                             persist=old.session_file is not None)
+    session = await client.host.create_session(options)
+    client.join(client.server.room_for(session))
+    return {"cancelled": False}
+
+
+async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    path = cmd.get("sessionPath")
+    if not isinstance(path, str) or not path:
+        raise CommandError("switch_session needs 'sessionPath' (a string)")
+    try:
+        session = await client.server.open_session(path, cwd=client.session.cwd)
+    except (OSError, ValueError, LookupError) as exc:
+        raise CommandError(f"switch_session: cannot open {path}: {exc}") from None
+    client.join(client.server.room_for(session))
+    return {"cancelled": False}
+
+
+async def _not_over_serve(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    raise CommandError(f"{cmd['type']} is not available over wolli serve yet; run it in a standalone wolli "
+                       "(docs/server.md)")
