@@ -150,17 +150,21 @@ def run_attach_command(argv: list[str]) -> int:
         print(f"wolli: {exc}", file=sys.stderr)
         return exc.exit_code
     from ..modes.server.attach_plain import PlainAttach
-    from ..modes.server.client import ServerUnavailable, connect_or_start
+    from ..modes.server.client import ServerClient, ServerUnavailable, connect_or_start
 
     try:
-        client = connect_or_start(home, sock, start="--no-start" not in flags)
+        client = connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
     if "--plain" not in flags and sys.stdout.isatty():
         print("wolli: the full-screen app cannot attach yet; attaching in line mode", file=sys.stderr)
+
+    def reconnect() -> ServerClient:
+        return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
+
     try:
-        return PlainAttach(client).run(positional[0] if positional else None, os.getcwd())
+        return PlainAttach(client, reconnect=reconnect).run(positional[0] if positional else None, os.getcwd())
     except RuntimeError as exc:  # the server refused (no such session...)
         print(f"wolli: {exc}", file=sys.stderr)
         client.close()

@@ -21,6 +21,8 @@ from typing import Any
 TOKEN_FILE = "server.token"
 SOCKET_FILE = "server.sock"
 INFO_FILE = "server.json"
+# The protocol's own version (beside Wolli's): a client and server that differ cannot talk.
+PROTOCOL_VERSION = 1
 # sun_path is 108 bytes on Linux (104 on macOS): a longer socket path cannot be bound.
 SOCKET_PATH_LIMIT = 104
 

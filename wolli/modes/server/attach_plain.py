@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from ...base.text_safety import terminal_safe
-from .client import ServerClient
+from .client import ServerClient, ServerUnavailable
+
+# Waits between reconnection attempts after the server went away (then the last, repeated).
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
+RECONNECT_FOR = 120.0  # seconds of trying before giving up
 
 HISTORY_SHOWN = 6  # messages of the history printed on attach
 
@@ -27,10 +33,13 @@ def _text_of(message: dict[str, Any]) -> str:
 
 
 class PlainAttach:
-    def __init__(self, client: ServerClient, out: Any = None) -> None:
+    def __init__(self, client: ServerClient, out: Any = None,
+                 reconnect: Callable[[], ServerClient] | None = None) -> None:
         self.client = client
         self.out = out or sys.stdout
         self.busy = False
+        self.session_id: str | None = None
+        self._reconnect = reconnect
         self._lock = threading.Lock()
 
     def write(self, text: str) -> None:
@@ -59,16 +68,20 @@ class PlainAttach:
         elif kind == "extension_ui_request" and record.get("method") in ("select", "confirm", "input", "editor"):
             self.write(f"[dialog: {record.get('title')}; answer it in a full client]\n")
 
-    def run(self, session_id: str | None, cwd: str) -> int:
+    def attach(self, session_id: str | None, cwd: str, *, history: int = HISTORY_SHOWN) -> None:
         command: dict[str, Any] = {"type": "attach"}
         command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": cwd})
         data = self.client.call(command, on_other=self.show)
+        self.session_id = data["sessionId"]
         self.busy = data["state"].get("isStreaming", False)
-        for message in data["messages"][-HISTORY_SHOWN:]:
+        for message in data["messages"][-history:] if history else []:
             role = message.get("role")
             if role in ("user", "assistant"):
                 self.write(("> " if role == "user" else "") + _text_of(message) + "\n")
         self.write(f"[attached to {data['sessionId']}; {data['clients']} client(s); /detach leaves it running]\n")
+
+    def run(self, session_id: str | None, cwd: str) -> int:
+        self.attach(session_id, cwd)
         threading.Thread(target=self._pump, daemon=True).start()
         for line in sys.stdin:
             text = line.rstrip("\n")
@@ -90,8 +103,30 @@ class PlainAttach:
         while True:
             record = self.client.next_record()
             if record is None:
-                self.write("[the server closed the connection]\n")
-                return
+                self.write("[the server went away]\n")
+                if not self._reconnect_now():
+                    return
+                continue
             if record.get("type") == "response" and not record.get("success"):
                 self.write(f"[error] {record.get('error')}\n")
             self.show(record)
+
+    def _reconnect_now(self) -> bool:
+        """Connect again with back-off and re-attach to the same session (its file has
+        everything saved up to the line in flight)."""
+        if self._reconnect is None or self.session_id is None:
+            return False
+        deadline = time.monotonic() + RECONNECT_FOR
+        attempt = 0
+        while time.monotonic() < deadline:
+            time.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+            attempt += 1
+            try:
+                self.client = self._reconnect()
+                self.attach(self.session_id, "", history=0)
+            except (ServerUnavailable, RuntimeError, TimeoutError, OSError):
+                continue
+            self.write("[reconnected]\n")
+            return True
+        self.write("[gave up reconnecting; start the server again and run wolli attach]\n")
+        return False

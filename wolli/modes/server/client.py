@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..rpc.framing import LineSplitter, decode_record, encode_record
-from .access import read_info
+from .access import PROTOCOL_VERSION, read_info
 
 
 class ServerUnavailable(ConnectionError):
@@ -36,6 +36,14 @@ class ServerClient:
         self._reader = threading.Thread(target=self._read, name="wolli-serve-client", daemon=True)
         self._reader.start()
         self.hello = self.next_record(timeout=15)
+        if self.hello is None or self.hello.get("type") != "server_hello":
+            self.close()
+            raise ServerUnavailable("the other end is not a wolli server (no server_hello)")
+        if self.hello.get("protocol") != PROTOCOL_VERSION:
+            self.close()
+            raise ServerUnavailable(
+                f"the server runs wolli {self.hello.get('version')} (protocol {self.hello.get('protocol')}); this "
+                f"client speaks protocol {PROTOCOL_VERSION}: restart the server with this version")
 
     @classmethod
     def unix(cls, path: str | Path, timeout: float = 5.0) -> ServerClient:
@@ -119,8 +127,8 @@ class ServerClient:
         self.sock.close()
 
 
-def connect_or_start(home: Path, socket_path: Path, *, start: bool, idle_timeout: float = 600.0,
-                     wait: float = 30.0) -> ServerClient:
+def connect_or_start(home: Path, socket_path: Path, *, start: bool, agent: str | None = None,
+                     idle_timeout: float = 600.0, wait: float = 30.0) -> ServerClient:
     """Connect to the server on ``socket_path``; when none answers and ``start``, start one
     in the background (it exits after ``idle_timeout`` seconds without clients)."""
     try:
@@ -128,10 +136,10 @@ def connect_or_start(home: Path, socket_path: Path, *, start: bool, idle_timeout
     except ServerUnavailable:
         if not start:
             raise
+    home.mkdir(parents=True, exist_ok=True)
     log = open(home / "server.log", "ab")  # handed to the child, closed here after
     command = [sys.executable, "-m", "wolli", "serve", "--socket", str(socket_path),
                "--idle-timeout", str(idle_timeout)]
-    agent = os.environ.get("WOLLI_AGENT")
     if agent:
         command += ["--agent", agent]
     subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,

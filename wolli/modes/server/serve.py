@@ -25,12 +25,9 @@ from ...runtime.live.options import SessionOptions
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
 from ..rpc.ui import RpcUI
-from .access import INFO_FILE, ListenAddress, write_private
+from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write_private
 from .connection import ClientConnection
 from .rooms import Broadcast, SessionRoom
-
-# The protocol's own version: a client and server that differ here cannot talk.
-PROTOCOL_VERSION = 1
 
 
 @dataclass
@@ -90,7 +87,7 @@ class ResidentServer:
         for warning in startup.warnings:
             print(f"wolli serve: {warning}", file=sys.stderr, flush=True)
         try:
-            await self._listen(loop)
+            await self._listen(loop, read_info(self.host.home))
         except OSError as exc:
             print(f"wolli serve: cannot listen: {exc}", file=sys.stderr, flush=True)
             await self.host.shutdown("quit")
@@ -104,9 +101,9 @@ class ResidentServer:
         await self._shutdown()
         return 0
 
-    async def _listen(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _listen(self, loop: asyncio.AbstractEventLoop, running: dict[str, Any] | None) -> None:
         path = self.options.socket_path
-        _clear_stale_socket(path)
+        _clear_stale_socket(path, running)
         path.parent.mkdir(parents=True, exist_ok=True)
         old_mask = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
         try:
@@ -246,7 +243,7 @@ class ResidentServer:
                 "sessions": rooms}
 
 
-def _clear_stale_socket(path: Path) -> None:
+def _clear_stale_socket(path: Path, running: dict[str, Any] | None) -> None:
     """A socket file left by a server that died is removed; a live server's is refused."""
     if not path.exists():
         return
@@ -259,7 +256,12 @@ def _clear_stale_socket(path: Path) -> None:
         return
     finally:
         probe.close()
-    raise OSError(f"a server already listens on {path} (wolli serve --list shows it)")
+    who = "a server"
+    if running is not None and running.get("socket") == str(path):
+        who = f"a wolli {running.get('version')} server (pid {running.get('pid')})"
+        if running.get("version") != __version__:
+            who += f", another version than this one ({__version__}); stop it (its clients with it) to upgrade,"
+    raise OSError(f"{who} already listens on {path} (wolli serve --list shows it and its clients)")
 
 
 def run_serve(request: StartupRequest, options: ServeOptions) -> int:
