@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...runtime.live.options import SessionOptions
 from ..rpc import queries
@@ -22,10 +22,29 @@ from ..rpc.commands import CommandError, CommandSpec
 from ..rpc.core import RpcCore
 from ..rpc.framing import encode_record
 from .access import token_matches
+from .rooms import SessionRoom
 
-if TYPE_CHECKING:
-    from .rooms import SessionRoom
-    from .serve import ResidentServer
+
+class ResidentServer(Protocol):
+    """What a connection needs of the server (``serve.ResidentServer``)."""
+
+    request: Any
+    host: Any
+    ui: Any
+    token: str | None
+    clients: list[ClientConnection]
+
+    def hello(self, *, auth_required: bool) -> dict[str, Any]: ...
+
+    def client_left(self) -> None: ...
+
+    def room_for(self, session: Any) -> SessionRoom: ...
+
+    async def new_session(self, cwd: str | None) -> Any: ...
+
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 # A client that stops reading is cut off once this much output waits for it, so one stalled
 # client never holds the server's memory (or the other clients) hostage.

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...runtime.event_records import event_record
+from ..rpc.core import RecordSink
 from ..rpc.ui import RpcUI
 
-if TYPE_CHECKING:
-    from .connection import ClientConnection
+
+class RoomClient(Protocol):
+    """What a room needs of an attached client (``connection.RoomClient``)."""
+
+    output: RecordSink
+
+    def on_event(self, event: Any, record: dict[str, Any] | None = None) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
 
 
 class Broadcast:
@@ -34,7 +42,7 @@ class Broadcast:
 class SessionRoom:
     def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], Any]) -> None:
         self.session = session
-        self.clients: list[ClientConnection] = []
+        self.clients: list[RoomClient] = []
         self.ui = RpcUI(Broadcast(self))  # type: ignore[arg-type]
         self.ui.loop = loop
         self.ui.on_dialog_closed = self._dialog_closed
@@ -45,12 +53,12 @@ class SessionRoom:
     def session_id(self) -> str:
         return str(self.session.session_id)
 
-    def join(self, client: ClientConnection) -> None:
+    def join(self, client: RoomClient) -> None:
         self.clients.append(client)
         for record in list(self.ui.open_requests.values()):
             client.output.send(record)
 
-    def leave(self, client: ClientConnection) -> None:
+    def leave(self, client: RoomClient) -> None:
         if client in self.clients:
             self.clients.remove(client)
         if not self.clients:
