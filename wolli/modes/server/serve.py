@@ -27,7 +27,7 @@ from ...runtime.startup.start import start
 from ..rpc.ui import RpcUI
 from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write_private
 from .connection import ClientConnection
-from .rooms import Broadcast, SessionRoom
+from .rooms import SessionRoom
 
 
 @dataclass
@@ -270,4 +270,3 @@ def run_serve(request: StartupRequest, options: ServeOptions) -> int:
     return run_sync(ResidentServer(request, options).run())
 
 
-__all__ = ["Broadcast", "ResidentServer", "ServeOptions", "run_serve"]
