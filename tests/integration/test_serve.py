@@ -221,3 +221,36 @@ def test_serve_list_without_a_server_says_so(project):
     done = subprocess.run([sys.executable, "-m", "wolli", "serve", "--list", "--socket", str(project / "none.sock")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no server answers" in done.stderr
+
+
+def test_session_replacing_commands_move_only_their_client(served, loopback):
+    server = served()
+    first, second = server.client(), server.client()
+    shared = first.call({"type": "attach", "new": True})["sessionId"]
+    second.call({"type": "attach", "sessionId": shared})
+    loopback.push(text_answer("one"))
+    first.call({"type": "prompt", "message": "first question"})
+    records_until(first, settled)
+
+    def where(client) -> str:
+        return client.call({"type": "get_state"})["sessionId"]
+
+    asked = first.call({"type": "get_fork_messages"})["messages"][0]
+    assert first.call({"type": "fork", "entryId": asked["entryId"]})["text"] == "first question"
+    forked = where(first)
+    assert forked != shared and where(second) == shared
+    assert first.call({"type": "get_messages"})["messages"] == []  # the fork ends before that message
+
+    assert second.call({"type": "clone"}) == {"cancelled": False}
+    cloned = where(second)
+    assert cloned not in (shared, forked)
+    assert [m["role"] for m in second.call({"type": "get_messages"})["messages"]] == ["user", "assistant"]
+
+    first.call({"type": "new_session"})
+    assert where(first) not in (shared, forked, cloned)
+    assert where(second) == cloned
+    # The session nobody watches any more was closed once idle, and opens again on attach.
+    wait_until_sync(lambda: shared not in [r["sessionId"] for r in
+                                           second.call({"type": "get_live_sessions"})["sessions"]])
+    third = server.client()
+    assert len(third.call({"type": "attach", "sessionId": shared})["messages"]) == 2

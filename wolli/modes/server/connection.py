@@ -3,9 +3,9 @@ commands (``auth``, ``attach``, ``detach``, ``get_live_sessions``).
 
 Over TCP the first line must be ``{"type": "auth", "token": T}``; anything else, or a wrong
 token, is answered with an error and the connection is closed. Before ``attach`` only the
-server's own commands apply. The session-replacing commands move *this* client: ``new_session``
-and ``switch_session`` attach it to the new or opened session, and the clients of the old one
-stay where they are.
+server's own commands apply. The session-replacing commands move *this* client: ``new_session``,
+``switch_session``, ``fork`` and ``clone`` attach it to the new (or opened) session, and the
+clients of the old one stay where they are.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ class ClientConnection(RpcCore, asyncio.Protocol):
             "get_live_sessions": CommandSpec("get_live_sessions", "query", _live_sessions),
             "new_session": CommandSpec("new_session", "ordered", _new_session),
             "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
-            "fork": CommandSpec("fork", "ordered", _not_over_serve),
-            "clone": CommandSpec("clone", "ordered", _not_over_serve),
+            "fork": CommandSpec("fork", "ordered", _fork),
+            "clone": CommandSpec("clone", "ordered", _clone),
         }
 
     @property
@@ -264,6 +264,31 @@ async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     return {"cancelled": False}
 
 
-async def _not_over_serve(client: ClientConnection, cmd: dict[str, Any]) -> Any:
-    raise CommandError(f"{cmd['type']} is not available over wolli serve yet; run it in a standalone wolli "
-                       "(docs/server.md)")
+async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) -> None:
+    """Move this client to a new session holding the branch up to ``entry_id``; the others
+    stay on the original. A running session is not forked under its other clients."""
+    origin = client.session
+    if not origin.is_idle():
+        raise CommandError(f"{kind}: the session is running; abort it (or wait for it) first")
+    if entry_id is None:
+        options = SessionOptions(cwd=origin.cwd, model=origin.model, thinking_level=origin.thinking_level,
+                                 parent_session=origin.session_file, persist=origin.session_file is not None)
+        session = await client.host.create_session(options)
+    else:
+        session = await client.host.fork_session(entry_id, source=origin, replace=False)
+    client.join(client.server.room_for(session))
+
+
+async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    entry_id = cmd.get("entryId")
+    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(client.session)}
+    if not isinstance(entry_id, str) or entry_id not in choices:
+        raise CommandError(f"fork: {entry_id!r} is not a user message of the current branch (see get_fork_messages)")
+    entry = client.session.session_manager.get_entry(entry_id)
+    await _fork_to(client, entry.parent_id, "fork")
+    return {"text": choices[entry_id], "cancelled": False}
+
+
+async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    await _fork_to(client, client.session.session_manager.get_leaf_id(), "clone")
+    return {"cancelled": False}

@@ -427,8 +427,11 @@ class AgentHost:
             await self.replace_active(session, "resume")
         return session
 
-    async def fork_session(self, entry_id: str | None, *, source: LiveSession | None = None) -> LiveSession:
-        """A new session holding the branch up to ``entry_id``, replacing the active one."""
+    async def fork_session(
+        self, entry_id: str | None, *, source: LiveSession | None = None, replace: bool = True
+    ) -> LiveSession:
+        """A new session holding the branch up to ``entry_id``, replacing the active one
+        (``replace=False``: resident beside it, for a server whose clients each have theirs)."""
         from ...session.manager import SessionManager
 
         origin = source or self.active
@@ -445,7 +448,10 @@ class AgentHost:
         from ..safety.checkpointing import share_blobs
 
         share_blobs(origin, session)
-        await self.replace_active(session, "fork")
+        if replace:
+            await self.replace_active(session, "fork")
+        else:
+            await session.start("fork", origin.session_file)
         return session
 
     async def replace_with_new(
