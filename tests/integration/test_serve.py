@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -160,10 +161,11 @@ def test_tcp_needs_the_token(served, wolli_home):
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert stat.S_IMODE(os.stat(server.socket_path).st_mode) == 0o600
 
-    anonymous = ServerClient.tcp("127.0.0.1", port, None)
+    anonymous = ServerClient(socket.create_connection(("127.0.0.1", port)),
+                             first={"type": "attach", "new": True, "id": "a"})
     assert anonymous.hello is not None and anonymous.hello["authRequired"] is True
     with pytest.raises(RuntimeError, match="authenticate first"):
-        anonymous.call({"type": "attach", "new": True})
+        anonymous.wait_response("a")
     assert anonymous.next_record(10) is None  # and the connection is closed
 
     with pytest.raises(RuntimeError, match="wrong token"):

@@ -163,13 +163,17 @@ class RpcCore:
         for line in lines:
             if self.stopping:
                 break
-            try:
-                self.handle_line(line)
-            except Exception as exc:  # a bug of ours must not end the reading of the input
-                traceback.print_exception(exc, file=sys.stderr)
-                self.fail(None, PARSE, f"internal error handling this line: {type(exc).__name__}: {exc}")
+            self.take_line(line)
         if not data:
             self.stop()
+
+    def take_line(self, line: bytes) -> None:
+        """One record, however it was framed (a JSON line, a WebSocket message)."""
+        try:
+            self.handle_line(line)
+        except Exception as exc:  # a bug of ours must not end the reading of the input
+            traceback.print_exception(exc, file=sys.stderr)
+            self.fail(None, PARSE, f"internal error handling this line: {type(exc).__name__}: {exc}")
 
     def refuse(self, kind: str, command: dict[str, Any]) -> str | None:
         """Why this client may not send this command now (None: it may)."""

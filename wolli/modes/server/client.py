@@ -27,7 +27,9 @@ class ServerUnavailable(ConnectionError):
 
 
 class ServerClient:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, first: dict[str, Any] | None = None) -> None:
+        """``first``: sent before the hello is read (over TCP the server speaks once the
+        client's first bytes said which framing it uses)."""
         self.sock = sock
         self.records: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._ids = itertools.count(1)
@@ -35,6 +37,8 @@ class ServerClient:
         self.hello: dict[str, Any] | None = None
         self._reader = threading.Thread(target=self._read, name="wolli-serve-client", daemon=True)
         self._reader.start()
+        if first is not None:
+            self.send(first)
         self.hello = self.next_record(timeout=15)
         if self.hello is None or self.hello.get("type") != "server_hello":
             self.close()
@@ -64,9 +68,8 @@ class ServerClient:
         except OSError as exc:
             raise ServerUnavailable(f"no server answers on {host}:{port}: {exc.strerror or exc}") from None
         sock.settimeout(None)
-        client = cls(sock)
-        if token is not None:
-            client.call({"type": "auth", "token": token})
+        client = cls(sock, first={"type": "auth", "token": token or "", "id": "auth"})
+        client.wait_response("auth")
         return client
 
     # ------------------------------------------------------------------ wire
@@ -107,6 +110,9 @@ class ServerClient:
         """Send ``command``, return its response's ``data``; other records go to ``on_other``."""
         request_id = f"c{next(self._ids)}"
         self.send({**command, "id": request_id})
+        return self.wait_response(request_id, timeout, on_other)
+
+    def wait_response(self, request_id: str, timeout: float = 30.0, on_other: Any = None) -> Any:
         deadline = time.monotonic() + timeout
         while True:
             record = self.next_record(max(0.0, deadline - time.monotonic()))

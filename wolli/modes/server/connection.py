@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ...runtime.live.options import SessionOptions
@@ -21,6 +22,7 @@ from ..rpc import queries
 from ..rpc.commands import CommandError, CommandSpec
 from ..rpc.core import RpcCore
 from ..rpc.framing import encode_record
+from . import websocket
 from .access import token_matches
 from .rooms import SessionRoom
 
@@ -51,6 +53,8 @@ class ResidentServer(Protocol):
 WRITE_BACKLOG_LIMIT = 32 * 1024 * 1024
 # Commands that need no session (everything else needs ``attach`` first).
 SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
+# A TCP client that has not authenticated by then is disconnected.
+AUTH_DEADLINE_S = 30.0
 _ids = itertools.count(1)
 
 
@@ -62,11 +66,16 @@ class SocketSink:
         self.loop = loop
         self.thread = threading.get_ident()
         self.closed = False
+        self.encode: Callable[[Any], bytes] = encode_record  # a JSON line; a WebSocket message
 
     def send(self, record: Any) -> None:
         if self.closed:
             return
-        data = encode_record(record)
+        self.send_raw(self.encode(record))
+
+    def send_raw(self, data: bytes) -> None:
+        if self.closed:
+            return
         if threading.get_ident() == self.thread:
             self._write(data)
         else:
@@ -101,6 +110,11 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         self.authenticated = kind == "unix"  # the socket file is the owner's alone
         self.room: SessionRoom | None = None
         self.peer = ""
+        # How records are framed: JSON lines, or WebSocket messages; over TCP the first
+        # bytes decide (``GET `` opens a WebSocket handshake).
+        self.framing: str | None = "lines" if kind == "unix" else None
+        self._head = bytearray()
+        self._frames = websocket.FrameReader()
         self.own_commands = {
             "auth": CommandSpec("auth", "query", _auth),
             "attach": CommandSpec("attach", "ordered", _attach),
@@ -126,10 +140,87 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "local"
         self.server.clients.append(self)
         self.start_intake()
+        if self.framing is not None:
+            self._greet()
+        if not self.authenticated:
+            loop.call_later(AUTH_DEADLINE_S, self._auth_deadline)
+
+    def _greet(self) -> None:
         self.output.send(self.server.hello(auth_required=not self.authenticated))
 
+    def _auth_deadline(self) -> None:
+        if not self.authenticated and not self.stopping:
+            self.fail(None, "auth", f"no auth within {AUTH_DEADLINE_S:.0f}s; closing the connection")
+            self.stop()
+
     def data_received(self, data: bytes) -> None:
-        self.feed(data)
+        if self.framing == "lines":
+            self.feed(data)
+        elif self.framing == "websocket":
+            self._websocket_data(data)
+        else:
+            self._decide_framing(data)
+
+    def _decide_framing(self, data: bytes) -> None:
+        head = self._head
+        head += data
+        if not head.startswith(b"GET "):
+            if b"GET ".startswith(bytes(head)):
+                return  # too early to tell
+            self.framing = "lines"
+            self._greet()
+            self.feed(bytes(head))
+            head.clear()
+            return
+        end = head.find(b"\r\n\r\n")
+        if end < 0:
+            if len(head) > websocket.HEAD_LIMIT:
+                self._refuse_handshake(websocket.HandshakeError("431 Request Header Fields Too Large",
+                                                                "the request head is too long"))
+            return
+        assert isinstance(self.output, SocketSink)
+        try:
+            answer = websocket.accept(bytes(head[:end]))
+        except websocket.HandshakeError as exc:
+            self._refuse_handshake(exc)
+            return
+        rest = bytes(head[end + 4:])
+        head.clear()
+        self.output.send_raw(answer)
+        self.framing = "websocket"
+        self.kind = "websocket"
+        self.output.encode = lambda record: websocket.frame(encode_record(record)[:-1])
+        self._greet()
+        if rest:
+            self._websocket_data(rest)
+
+    def _refuse_handshake(self, error: websocket.HandshakeError) -> None:
+        assert isinstance(self.output, SocketSink)
+        self.output.send_raw(websocket.refusal(error))
+        self.stop()
+
+    def _websocket_data(self, data: bytes) -> None:
+        assert isinstance(self.output, SocketSink)
+        try:
+            messages = self._frames.feed(data)
+        except websocket.ProtocolError as exc:
+            self._close_websocket(exc.code, str(exc))
+            return
+        for opcode, payload in messages:
+            if self.stopping:
+                return
+            if opcode in (websocket.TEXT, websocket.BINARY):
+                self.take_line(payload)
+            elif opcode == websocket.PING:
+                self.output.send_raw(websocket.frame(payload, websocket.PONG))
+            elif opcode == websocket.CLOSE:
+                self._close_websocket(1000, "")
+                return
+
+    def _close_websocket(self, code: int, reason: str) -> None:
+        assert isinstance(self.output, SocketSink)
+        self.output.send_raw(websocket.frame(code.to_bytes(2, "big") + reason.encode()[:120], websocket.CLOSE))
+        self.stop()
 
     def eof_received(self) -> bool:
         self.feed(b"")
