@@ -256,3 +256,29 @@ def test_session_replacing_commands_move_only_their_client(served, loopback):
                                            second.call({"type": "get_live_sessions"})["sessions"]])
     third = server.client()
     assert len(third.call({"type": "attach", "sessionId": shared})["messages"]) == 2
+
+
+def test_a_permission_question_goes_to_the_clients_of_its_session_only(served, loopback, project):
+    from tests.support.openai_chat import tool_call_answer
+
+    server = served()
+    first, second, elsewhere = server.client(), server.client(), server.client()
+    session_id = first.call({"type": "attach", "new": True})["sessionId"]
+    second.call({"type": "attach", "sessionId": session_id})
+    elsewhere.call({"type": "attach", "new": True})
+    first.call({"type": "set_permission_mode", "mode": "default"})
+    loopback.push(tool_call_answer("bash", {"command": "echo asked > asked.txt"}), text_answer("done"))
+    first.call({"type": "prompt", "message": "run it"})
+
+    def question(record: dict) -> bool:
+        return record.get("type") == "extension_ui_request" and record.get("method") == "select"
+
+    asked = records_until(second, question)[-1]
+    assert "Allow" in asked["title"] and records_until(first, question)[-1]["id"] == asked["id"]
+    allow = next(label for label in asked["options"] if label.lower().startswith("allow") and "always" not in label.lower())
+    second.send({"type": "extension_ui_response", "id": asked["id"], "value": allow})
+    records_until(first, settled)
+    assert (project / "asked.txt").read_text() == "asked\n"
+    stray: list[dict] = []
+    elsewhere.call({"type": "get_state"}, on_other=stray.append)
+    assert not [r for r in stray if r.get("type") == "extension_ui_request"]  # another session's client
