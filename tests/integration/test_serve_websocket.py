@@ -78,3 +78,32 @@ def test_plain_http_gets_a_clear_answer(server):
     port = server.tcp_port()
     answer = httpx.get(f"http://127.0.0.1:{port}/")
     assert answer.status_code == 400 and "wolli server" in answer.text
+
+
+def test_tls_when_given_a_certificate(project: Path, wolli_home: Path, loopback, tmp_path: Path):
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is needed to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)
+    write_models(wolli_home, loopback.url + "/v1")
+    process = ServeProcess(project, project / "s.sock", "--listen", "127.0.0.1:0", "--token", "tok-123",
+                           "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        line = process.wait_listening("listening on tls ")
+        port = int(line.rsplit(":", 1)[1])
+        context = ssl.create_default_context(cafile=str(cert))
+        with connect(f"wss://127.0.0.1:{port}/", ssl=context) as ws:
+            assert json.loads(ws.recv(timeout=20))["type"] == "server_hello"
+            ws.send(json.dumps({"type": "auth", "token": "tok-123", "id": 1}))
+            assert json.loads(ws.recv(timeout=20))["success"] is True
+        with pytest.raises(ssl.SSLError):  # a client that does not trust it cannot talk to it
+            connect(f"wss://127.0.0.1:{port}/", ssl=ssl.create_default_context())
+    finally:
+        process.process.kill()
+        process.process.wait(10)
