@@ -26,10 +26,15 @@ import os
 import tempfile
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinking, faux_tool_call
 from .extensions.ui import NullUI
+
+if TYPE_CHECKING:
+    from .extensions.context import ExtensionMode
+    from .runtime.host.agent_host import AgentHost, HandlerContext
+    from .runtime.live.live_session import LiveSession
 
 __all__ = ["ExtensionHarness", "ScriptedUI", "tool_call", "text", "thinking", "error"]
 
@@ -54,7 +59,7 @@ class ScriptedUI(NullUI):
         self.widgets: dict[str, Any] = {}
         self.permission_requests: list[Any] = []
 
-    def answer(self, method: str, *values: Any) -> ScriptedUI:
+    def answer(self, method: str, *values: object) -> ScriptedUI:
         """``answer("permission", "allow_once")``: permission questions take an option id
         (``allow_once``, ``allow_always``, ``reject_once``, ``reject_with_message``,
         ``reject_always``) or a ``PermissionAnswer``; the others their dialog's value."""
@@ -63,21 +68,21 @@ class ScriptedUI(NullUI):
         self._answers.setdefault(method, deque()).extend(values)
         return self
 
-    def _next(self, method: str, args: tuple[Any, ...], default: Any) -> Any:
+    def _next(self, method: str, args: tuple[Any, ...], default: object) -> Any:
         self.calls.append((method, args))
         queue = self._answers.get(method)
         return queue.popleft() if queue else default
 
-    async def select(self, title: str, options: list[Any], **_: Any) -> Any:
+    async def select(self, title: str, options: list[Any], **_: object) -> object:
         return self._next("select", (title, options), None)
 
-    async def confirm(self, title: str, message: str = "", **_: Any) -> bool:
+    async def confirm(self, title: str, message: str = "", **_: object) -> bool:
         return bool(self._next("confirm", (title, message), False))
 
-    async def input(self, title: str, placeholder: str | None = None, **_: Any) -> str | None:
+    async def input(self, title: str, placeholder: str | None = None, **_: object) -> str | None:
         return self._next("input", (title, placeholder), None)
 
-    async def editor(self, title: str, prefill: str | None = None, **_: Any) -> str | None:
+    async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
         return self._next("editor", (title, prefill), None)
 
     async def ask_permission(self, request: Any, **_: Any) -> Any:
@@ -104,7 +109,7 @@ class ScriptedUI(NullUI):
         self.calls.append(("set_status", (key, text)))
         self.statuses[key] = text
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         self.calls.append(("set_widget", (key, placement)))
         self.widgets[key] = content
 
@@ -128,7 +133,7 @@ class ExtensionHarness:
         tools: list[str | os.PathLike[str]] | None = None,
         flags: dict[str, Any] | None = None,
         settings: dict[str, Any] | None = None,
-        mode: str = "print",
+        mode: ExtensionMode = "print",
         persist: bool = True,
         permission_mode: str | None = None,
     ) -> None:
@@ -144,7 +149,7 @@ class ExtensionHarness:
         self.ui = ScriptedUI()
         self.faux = FauxProvider(provider="harness", model_id="scripted")
         self.events: list[Any] = []
-        self.host: Any = None
+        self._host: AgentHost | None = None
         self.load_errors: list[str] = []
         self._home: tempfile.TemporaryDirectory[str] | None = None
         self._saved_home: str | None = None
@@ -155,7 +160,7 @@ class ExtensionHarness:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def start(self) -> None:
@@ -169,7 +174,7 @@ class ExtensionHarness:
         host = AgentHost(mode=self._mode, ui=self.ui)
         host.cwd = cwd
         host.permissions.configure(mode=self._permission_mode)
-        self.host = host
+        self._host = host
         model = self.faux.model
         host.model_registry.register_provider(model.provider, {
             "api": "faux", "baseUrl": "http://faux.invalid",
@@ -198,8 +203,8 @@ class ExtensionHarness:
         await session.start("startup")
 
     async def close(self) -> None:
-        if self.host is not None:
-            await self.host.shutdown()
+        if self._host is not None:
+            await self._host.shutdown()
         self.faux.unregister()
         if self._saved_home is None:
             os.environ.pop("WOLLI_HOME", None)
@@ -232,12 +237,22 @@ class ExtensionHarness:
     # ------------------------------------------------------------------ reading
 
     @property
-    def session(self) -> Any:
-        """The active live session (follows new/resume/fork)."""
-        return self.host.active
+    def host(self) -> AgentHost:
+        """The host (once started: ``async with ExtensionHarness(...)``)."""
+        if self._host is None:
+            raise RuntimeError("the harness has not started: use `async with ExtensionHarness(...) as h`")
+        return self._host
 
     @property
-    def ctx(self) -> Any:
+    def session(self) -> LiveSession:
+        """The active live session (follows new/resume/fork)."""
+        active = self.host.active
+        if active is None:
+            raise RuntimeError("the harness has no active session")
+        return active
+
+    @property
+    def ctx(self) -> HandlerContext:
         """The ``ctx`` handlers of the session receive."""
         return self.session.handler_context()
 

@@ -24,6 +24,12 @@ BROKEN = textwrap.dedent("""
             raise ZeroDivisionError("cannot draw myself")
 
 
+    class BadParts(Static):
+        def compose(self):
+            yield Static("first part")
+            raise AttributeError("no second part")
+
+
     class Exploding:
         '''A Rich renderable that fails only when it is drawn.'''
 
@@ -72,6 +78,7 @@ BROKEN = textwrap.dedent("""
 
             ctx.ui.set_widget("deco", widget)
             ctx.ui.set_widget("bad", lambda app, theme: BadWidget(), placement="belowEditor")
+            ctx.ui.set_widget("parts", lambda app, theme: BadParts())
             ctx.ui.set_footer(footer)
 
         wolli.register_command("send", description="send a note", handler=send)
@@ -135,6 +142,9 @@ async def test_a_message_renderer_widget_or_footer_that_raises_is_one_line_in_pl
         await pilot.pause()
         assert "the widget 'deco' failed: OSError: no widget today" in str(app.slot_above.widgets["deco"].render())
         assert "the widget 'bad' failed: ZeroDivisionError" in str(app.slot_below.widgets["bad"].render())
+        await wait_until(lambda: app.slot_above.widgets["parts"].children, 5, "the composed widget")
+        parts = [str(w.render()) for w in app.slot_above.widgets["parts"].children]
+        assert len(parts) == 1 and "the widget 'parts' failed: AttributeError: no second part" in parts[0]
         assert app.footer.display  # the built-in footer stays, the error under it
         footer_texts = [str(w.render()) for w in app.footer_area.children if w is not app.footer]
         assert any("the footer failed: LookupError: no footer today" in t for t in footer_texts)

@@ -75,3 +75,33 @@ def test_every_ui_offers_the_documented_surface():
     assert {"select", "confirm", "input", "editor", "notify", "set_widget", "set_footer", "theme"} <= members
     for ui in (NullUI, LineUI, RpcUI, TuiUI, ScriptedUI):
         assert members <= set(dir(ui)), (ui.__name__, members - set(dir(ui)))
+
+
+def test_front_end_uis_name_every_member_themselves():
+    """A front end's ``ctx.ui`` inherits nothing: a member it forgot is a type error (mypy
+    holds each class to ``ExtensionUI``), never a silent fallback to the headless answers."""
+    from wolli.extensions.ui import NullUI
+    from wolli.modes.line.ui import LineUI
+    from wolli.modes.rpc.ui import RpcUI
+    from wolli.modes.tui.ui_bridge import TuiUI
+
+    members = {name for name in dir(wolli.ExtensionUI) if not name.startswith("_")}
+    for ui in (LineUI, RpcUI, TuiUI):
+        assert not issubclass(ui, NullUI), ui.__name__
+        assert members <= set(vars(ui)), (ui.__name__, members - set(vars(ui)))
+
+
+def test_type_checkers_see_every_public_name():
+    """``wolli/__init__.py`` resolves names lazily; its ``TYPE_CHECKING`` block imports each
+    one from the module the lazy lookup uses, so editors and mypy see real types, not Any.
+    ``py.typed`` marks the package as typed for the checkers of extension authors."""
+    import ast
+    from pathlib import Path
+
+    init = Path(wolli.__file__)
+    tree = ast.parse(init.read_text())
+    guarded = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    seen = {alias.name: f"wolli.{node.module}" for node in guarded.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+    assert seen == wolli._EXPORTS
+    assert (init.parent / "py.typed").is_file()

@@ -16,7 +16,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.event_stream import AssistantMessageEventStream
@@ -45,6 +45,9 @@ from .events import (
 from .messages import convert_to_llm, user_message
 from .tool import ToolDefinition
 from .tool_execution import AfterToolCall, BeforeToolCall, TurnAborted, execute_tool_calls
+
+if TYPE_CHECKING:
+    from .messages import AgentMessage
 
 QueueMode = Literal["one-at-a-time", "all"]
 Listener = Callable[[Any], "Awaitable[None] | None"]
@@ -89,7 +92,7 @@ class Agent:
         follow_up_mode: QueueMode = "one-at-a-time",
         session_id: str | None = None,
         stream_options: dict[str, Any] | None = None,
-        tool_context: Any = None,
+        tool_context: object = None,
     ) -> None:
         self.state = AgentState(
             system_prompt=system_prompt,
@@ -144,7 +147,7 @@ class Agent:
     def replace_messages(self, messages: list[Any]) -> None:
         self.state.messages = list(messages)
 
-    def append_message(self, message: Any) -> None:
+    def append_message(self, message: AgentMessage) -> None:
         self.state.messages.append(message)
 
     # ------------------------------------------------------------------ events
@@ -158,7 +161,7 @@ class Agent:
 
         return unsubscribe
 
-    async def _emit(self, event: Any) -> None:
+    async def _emit(self, event: object) -> None:
         for listener in list(self._listeners):
             result = listener(event)
             if inspect.isawaitable(result):
@@ -172,11 +175,11 @@ class Agent:
 
     # ------------------------------------------------------------------ queues
 
-    def steer(self, message: Any) -> None:
+    def steer(self, message: AgentMessage | str | dict[str, Any]) -> None:
         """Deliver ``message`` after the current tool batch, before the next LLM call."""
         self._steering.append(_as_message(message))
 
-    def follow_up(self, message: Any) -> None:
+    def follow_up(self, message: AgentMessage | str | dict[str, Any]) -> None:
         """Deliver ``message`` once the agent would otherwise stop."""
         self._follow_ups.append(_as_message(message))
 
@@ -263,13 +266,13 @@ class Agent:
             finally:
                 self._idle.set()
 
-    async def _push(self, message: Any, new_messages: list[Any]) -> Any:
+    async def _push(self, message: AgentMessage, new_messages: list[Any]) -> object:
         await self._emit(MessageStartEvent(message))
         self.state.messages.append(message)
         new_messages.append(message)
         return await self._end_message(message, new_messages)
 
-    async def _end_message(self, message: Any, new_messages: list[Any]) -> Any:
+    async def _end_message(self, message: AgentMessage, new_messages: list[Any]) -> Any:
         """Emit message_end; a listener may swap ``event.message`` for one of the same role."""
         event = MessageEndEvent(message)
         await self._emit(event)
@@ -406,14 +409,14 @@ class Agent:
         return message
 
 
-def _replace_identical(items: list[Any], old: Any, new: Any) -> None:
+def _replace_identical(items: list[Any], old: object, new: object) -> None:
     for index in range(len(items) - 1, -1, -1):
         if items[index] is old:
             items[index] = new
             return
 
 
-def _as_message(value: Any) -> Any:
+def _as_message(value: object) -> object:
     if isinstance(value, str):
         return user_message(value)
     if isinstance(value, dict):

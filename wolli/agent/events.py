@@ -102,7 +102,7 @@ AgentEvent = (
 )
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: object) -> Any:
     """camelCase JSON-ready data for events, messages, tool results and plain values."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)

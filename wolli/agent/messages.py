@@ -74,7 +74,7 @@ AgentMessage = Annotated[
 AGENT_MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(AgentMessage)
 
 
-def parse_agent_message(data: dict[str, Any]) -> Any:
+def parse_agent_message(data: dict[str, Any]) -> AgentMessage:
     """Validate a JSON dict into the right message class (raises pydantic ValidationError)."""
     return AGENT_MESSAGE_ADAPTER.validate_python(data)
 

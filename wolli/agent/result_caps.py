@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 from ..ai.types import ImageContent, TextContent
 from .tool import ToolResult
@@ -29,7 +28,7 @@ def _size(count: int) -> str:
     return f"{count / 1024 / 1024:.1f} MB" if count >= 1024 * 1024 else f"{count // 1024} KB"
 
 
-def _details_size(details: Any) -> int:
+def _details_size(details: object) -> int:
     try:
         return len(json.dumps(details, ensure_ascii=False, default=str))
     except (TypeError, ValueError, RecursionError):

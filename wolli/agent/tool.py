@@ -72,7 +72,7 @@ class ToolDefinition:
     def as_llm_tool(self) -> Tool:
         return Tool(name=self.name, description=self.description, parameters=self.json_schema())
 
-    def validate(self, arguments: Any) -> Any:
+    def validate(self, arguments: object) -> object:
         """Validated parameters (model instance or dict); raises :class:`ToolArgumentError`."""
         if self.prepare_arguments is not None:
             arguments = self.prepare_arguments(arguments)
@@ -94,7 +94,7 @@ def model_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
 
-    def walk(node: Any) -> Any:
+    def walk(node: object) -> Any:
         if isinstance(node, dict):
             if "$ref" in node and node["$ref"].startswith("#/$defs/"):
                 return walk(dict(defs[node["$ref"].split("/")[-1]]))
@@ -106,7 +106,7 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
-def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: Any, tool_name: str) -> Any:
+def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: object, tool_name: str) -> object:
     if arguments is None:
         arguments = {}
     if isinstance(parameters, dict):
@@ -124,7 +124,7 @@ def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: 
         ) from None
 
 
-def _validate_json_schema(schema: dict[str, Any], arguments: Any, tool_name: str) -> Any:
+def _validate_json_schema(schema: dict[str, Any], arguments: object, tool_name: str) -> object:
     import jsonschema  # imported on first use: only extension tools with dict schemas need it
 
     validator = jsonschema.Draft202012Validator(schema)
@@ -141,7 +141,7 @@ def _validate_json_schema(schema: dict[str, Any], arguments: Any, tool_name: str
     return arguments
 
 
-def _short_json(value: Any, limit: int = 2000) -> str:
+def _short_json(value: object, limit: int = 2000) -> str:
     import json
 
     try:
@@ -151,7 +151,7 @@ def _short_json(value: Any, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def normalize_result(value: Any) -> ToolResult:
+def normalize_result(value: object) -> ToolResult:
     """Accept what ``execute`` may return and produce a :class:`ToolResult`."""
     if isinstance(value, ToolResult):
         return value
@@ -176,7 +176,7 @@ def normalize_result(value: Any) -> ToolResult:
     raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict, str or list")
 
 
-def _as_block(value: Any) -> TextContent | ImageContent:
+def _as_block(value: object) -> TextContent | ImageContent:
     if isinstance(value, TextContent | ImageContent):
         return value
     if isinstance(value, str):
@@ -188,7 +188,7 @@ def _as_block(value: Any) -> TextContent | ImageContent:
     raise TypeError(f"a tool result block must be text or image, got {type(value).__name__}")
 
 
-async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
+async def call_maybe_async(fn: Callable[..., Any], *args: object) -> object:
     result = fn(*args)
     if inspect.isawaitable(result):
         result = await result

@@ -26,14 +26,14 @@ class AbortSignal:
     def __init__(self) -> None:
         self._aborted = False
         self.reason: str | None = None
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: list[Callable[[], object]] = []
         self._lock = threading.Lock()
 
     @property
     def aborted(self) -> bool:
         return self._aborted
 
-    def add_listener(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def add_listener(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` once when aborted (at once if already). Returns an unsubscriber."""
         with self._lock:
             if not self._aborted:
@@ -42,7 +42,7 @@ class AbortSignal:
         callback()
         return lambda: None
 
-    def _remove(self, callback: Callable[[], None]) -> None:
+    def _remove(self, callback: Callable[[], object]) -> None:
         with self._lock:
             try:
                 self._listeners.remove(callback)
@@ -98,7 +98,10 @@ class AbortSignal:
         controller = AbortController()
         for signal in signals:
             if signal is not None:
-                signal.add_listener(lambda s=signal: controller.abort(s.reason))
+                def forward(source: AbortSignal = signal) -> None:
+                    controller.abort(source.reason)
+
+                signal.add_listener(forward)
         return controller.signal
 
 

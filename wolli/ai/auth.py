@@ -171,7 +171,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         proc.communicate(timeout=2)
 
 
-def _entry_value(entry: Any) -> str | None:
+def _entry_value(entry: object) -> str | None:
     """The stored value of one auth.json entry, or None if its shape is not a key."""
     if isinstance(entry, str):
         return entry

@@ -20,7 +20,7 @@ import re
 import sys
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -78,7 +78,7 @@ def preload() -> None:
         pass
 
 
-_tls: Any = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
+_tls: object = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
 
 
 def _tls_context() -> Any:
@@ -476,7 +476,9 @@ async def _lines(response: httpx.Response, watch: _IdleWatch) -> AsyncIterator[s
         yield tail
 
 
-async def sse_events(response: httpx.Response, options: StreamOptions | None = None) -> AsyncIterator[SSEEvent]:
+async def sse_events(
+    response: httpx.Response, options: StreamOptions | None = None
+) -> AsyncGenerator[SSEEvent, None]:
     """The SSE events of a streaming response; a dropped connection, a stall longer than the
     idle timeout (``options.idle_timeout``) or a body past the limits becomes an exception.
 

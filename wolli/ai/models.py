@@ -209,14 +209,14 @@ class ModelRegistry:
         if cfg.api:
             update["api"] = cfg.api
         for key in existing:
-            model = models[key]
+            current = models[key]
             changes = dict(update)
             if cfg.headers:
-                changes["headers"] = {**(model.headers or {}), **cfg.headers}
+                changes["headers"] = {**(current.headers or {}), **cfg.headers}
             if cfg.compat:
-                changes["compat"] = {**(model.compat or {}), **cfg.compat}
+                changes["compat"] = {**(current.compat or {}), **cfg.compat}
             if changes:
-                models[key] = model.model_copy(update=changes)
+                models[key] = current.model_copy(update=changes)
         for position, raw in enumerate(cfg.models):
             model = self._build_model(merged, raw, models, f"{where}.models[{position}]", errors)
             if model is not None:
@@ -492,7 +492,7 @@ class ModelRegistry:
 # ---------------------------------------------------------------------- helpers
 
 
-def _parse_provider(name: Any, entry: Any, source: str, errors: list[str], where: str) -> ProviderConfig:
+def _parse_provider(name: object, entry: object, source: str, errors: list[str], where: str) -> ProviderConfig:
     """Check one provider entry's shape; raises ValueError for problems that void it."""
     if not isinstance(name, str) or not name.strip() or "/" in name:
         raise ValueError(f"{where}: provider name {name!r} must be a non-empty string without '/'")
@@ -565,7 +565,7 @@ def _checked_compat(compat: dict[str, Any], where: str, errors: list[str]) -> di
     return clean
 
 
-def _key(name: Any) -> str:
+def _key(name: object) -> str:
     """A provider name as an error message shows it: as typed, or JSON-quoted when it holds
     line breaks, control characters or edge spaces (a message stays one line)."""
     text = str(name)

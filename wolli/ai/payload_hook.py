@@ -7,12 +7,15 @@ same hook without importing httpx.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .types import StreamOptions
 
+if TYPE_CHECKING:
+    from .types import Model
 
-async def apply_payload_hook(payload: dict[str, Any], model: Any, options: StreamOptions) -> dict[str, Any]:
+
+async def apply_payload_hook(payload: dict[str, Any], model: Model, options: StreamOptions) -> dict[str, Any]:
     """``options.on_payload(payload, model)`` (sync or async): a returned dict replaces the payload."""
     if options.on_payload is None:
         return payload

@@ -181,7 +181,7 @@ def unknown_keys(data: dict[str, Any], path: Path, text: str, schema: dict[str, 
     return errors
 
 
-def write_json_atomic(path: Path, data: Any, mode: int | None = None) -> None:
+def write_json_atomic(path: Path, data: object, mode: int | None = None) -> None:
     """Write via a temporary file and a rename, so a crash never leaves half a file.
 
     ``mode`` defaults to the existing file's permissions (0644 for a new file).

@@ -107,6 +107,12 @@ def _resolve(value: object, variables: dict[str, object], seen: frozenset[str] =
     raise ValueError(f"{text!r} is neither a #rrggbb colour, a palette index nor a name in \"vars\"")
 
 
+def _object_at(data: dict[str, object], key: str) -> dict[str, object]:
+    """``data[key]`` when it is a JSON object, else an empty one."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def parse_theme(data: object, path: str | None, fallback: ThemeSpec | None = None) -> ThemeSpec:
     """A :class:`ThemeSpec` from parsed JSON; problems are collected, never raised."""
     where = path or "<theme>"
@@ -115,8 +121,8 @@ def parse_theme(data: object, path: str | None, fallback: ThemeSpec | None = Non
         problems.append(f"{where}: expected an object with \"name\" and \"colors\"")
         data = {}
     name = data.get("name") if isinstance(data.get("name"), str) else Path(where).stem
-    variables = data.get("vars") if isinstance(data.get("vars"), dict) else {}
-    raw = data.get("colors") if isinstance(data.get("colors"), dict) else {}
+    variables: dict[str, object] = _object_at(data, "vars")
+    raw = _object_at(data, "colors")
     colors: dict[str, str | None] = {}
     for token in TOKENS:
         if token not in raw:
@@ -129,7 +135,7 @@ def parse_theme(data: object, path: str | None, fallback: ThemeSpec | None = Non
             problems.append(f"{where}: colors.{token}: {exc}; using the built-in value")
             colors[token] = fallback.colors.get(token) if fallback else None
     export: dict[str, str | None] = {}
-    raw_export = data.get("export") if isinstance(data.get("export"), dict) else {}
+    raw_export = _object_at(data, "export")
     for key, value in raw_export.items():
         try:
             export[key] = _resolve(value, variables)

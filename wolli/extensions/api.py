@@ -17,7 +17,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
+from ..ai.abort import AbortSignal
 from .api_services import EventBus, Helpers, SettingsHandle, make_logger
+from .host import ExtensionHost
+
+if TYPE_CHECKING:
+    from ..ai.models import ModelRegistry
+    from ..tools.environment import Environment
+    from ..tools.process import CommandResult
+    from .ask import AskService
 from .registry import (
     FLAG_TYPES,
     CommandHandle,
@@ -28,9 +36,6 @@ from .registry import (
     Shortcut,
     parse_availability,
 )
-
-if TYPE_CHECKING:
-    from ..tools.process import CommandResult
 
 # Events an extension may subscribe to (docs/events.md); ``on`` warns about any other name.
 KNOWN_EVENTS = frozenset({
@@ -51,7 +56,7 @@ TOOL_FIELDS = frozenset({
 class ExtensionAPI:
     """``wolli`` inside an extension. Every member is documented in docs/extensions.md."""
 
-    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: Any) -> None:
+    def __init__(self, registry: ExtensionRegistry, record: ExtensionRecord, host: ExtensionHost) -> None:
         self._registry = registry
         self._record = record
         self._host = host
@@ -206,11 +211,11 @@ class ExtensionAPI:
         return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
-    def environments(self) -> Any:
+    def environments(self) -> Environment:
         return self._host.environment(self.cwd)
 
     @property
-    def model_registry(self) -> Any:
+    def model_registry(self) -> ModelRegistry:
         return self._host.model_registry
 
     @property
@@ -224,7 +229,7 @@ class ExtensionAPI:
 
     async def exec(
         self, command: str, args: list[str] | None = None, *, cwd: str | None = None,
-        timeout: float | None = None, signal: Any = None,
+        timeout: float | None = None, signal: AbortSignal | None = None,
     ) -> CommandResult:
         """Run a program (no shell when ``args`` is given) and collect its output."""
         from ..tools.process import run_command  # only when used: it loads the supervisor
@@ -238,7 +243,7 @@ class ExtensionAPI:
         return self._host.permissions.handle()
 
     @property
-    def ai(self) -> Any:
+    def ai(self) -> AskService:
         """``await wolli.ai.ask(question)`` -> ``result`` (yes/no/uncertain), ``probability``, ``reason``."""
         from .ask import AskService
 

@@ -36,7 +36,7 @@ class EventBus:
 
         return off
 
-    def emit(self, name: str, data: Any = None) -> None:
+    def emit(self, name: str, data: object = None) -> None:
         for listener in list(self._listeners.get(name, [])):
             try:
                 result = listener(data)
@@ -68,7 +68,7 @@ class Helpers:
     """Reading tool calls without knowing each tool's argument names."""
 
     @staticmethod
-    def shell_command_from_tool_call(tool_call: Any) -> str | None:
+    def shell_command_from_tool_call(tool_call: object) -> str | None:
         """The shell command a ``bash`` tool call runs, else None."""
         name, arguments = _call_parts(tool_call)
         if name in _SHELL_TOOLS and isinstance(arguments.get("command"), str):
@@ -76,7 +76,7 @@ class Helpers:
         return None
 
     @staticmethod
-    def files_modified_by_tool_call(tool_call: Any) -> list[str]:
+    def files_modified_by_tool_call(tool_call: object) -> list[str]:
         """Paths a ``write``/``edit`` call changes; for ``bash``, redirect targets it names."""
         name, arguments = _call_parts(tool_call)
         if name in _MODIFYING:
@@ -104,7 +104,7 @@ class Helpers:
         return out
 
 
-def _call_parts(tool_call: Any) -> tuple[str | None, dict[str, Any]]:
+def _call_parts(tool_call: object) -> tuple[str | None, dict[str, Any]]:
     if isinstance(tool_call, dict):
         name = tool_call.get("name") or tool_call.get("tool_name")
         arguments = tool_call.get("arguments") or tool_call.get("input") or {}

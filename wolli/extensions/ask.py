@@ -12,9 +12,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ai.types import Context, TextContent, UserMessage
+from .host import ExtensionHost
+
+if TYPE_CHECKING:
+    from ..ai.types import Model
 
 SYSTEM = (
     "You answer yes/no questions about a coding session. Reply with exactly one JSON object "
@@ -37,10 +41,10 @@ class AskResult:
 class AskService:
     """``wolli.ai``: questions to the active session's model (or the host's default)."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self._host = host
 
-    async def ask(self, question: str, *, context: str | None = None, model: Any = None) -> AskResult:
+    async def ask(self, question: str, *, context: str | None = None, model: Model | None = None) -> AskResult:
         from ..ai.stream import complete
 
         active = self._host.active

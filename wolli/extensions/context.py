@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..ai.abort import AbortSignal
+
 if TYPE_CHECKING:
     from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
@@ -49,20 +51,20 @@ class ExtensionUI(Protocol):
     has_ui: bool
 
     async def select(self, title: str, options: list[Any], *, timeout: float | None = None,
-                     signal: Any = None) -> Any: ...
+                     signal: AbortSignal | None = None) -> Any: ...
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
-                      signal: Any = None) -> bool: ...
+                      signal: AbortSignal | None = None) -> bool: ...
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None: ...
+                    signal: AbortSignal | None = None) -> str | None: ...
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None: ...
+                     signal: AbortSignal | None = None) -> str | None: ...
 
     async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any: ...
 
-    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         """May this tool call run? (docs/permissions.md). The permission gate asks it; an
         answer of ``reject_once`` (also Esc, a closed dialog) stops the turn."""
         ...

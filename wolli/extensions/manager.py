@@ -24,6 +24,7 @@ from typing import Any
 from .api import ExtensionAPI, as_tool
 from .api_services import EventBus
 from .hooks import HookDefinition, discover_hooks
+from .host import ContextView, ExtensionHost
 from .loader import ExtensionLoadError, ExtensionSource, describe_failure, discover, forget, import_source
 from .registry import ExtensionRecord, ExtensionRegistry
 from .tool_factories import (
@@ -40,7 +41,7 @@ from .tool_factories import (
 
 
 class ExtensionManager:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
         self.bus = EventBus(on_error=self._bus_error)
         self.registry = ExtensionRegistry(self.bus)
@@ -256,19 +257,19 @@ class ExtensionManager:
     def _bind_on_session(self, record: ExtensionRecord, on_session: Callable[..., Any]) -> None:
         host = self.host
 
-        async def call(reason: str, previous: str | None, ctx: Any) -> None:
+        async def call(reason: str, previous: str | None, ctx: ContextView) -> None:
             result = on_session(ToolSessionEvent(reason, previous), ToolContext(ctx, host))
             if inspect.isawaitable(result):
                 await result
 
-        async def started(event: Any, ctx: Any) -> None:
+        async def started(event: Any, ctx: ContextView) -> None:
             await call(START_REASONS.get(event.reason, "start"), event.previous_session_file, ctx)
 
-        async def stopped(event: Any, ctx: Any) -> None:
+        async def stopped(event: Any, ctx: ContextView) -> None:
             if event.reason in ("quit", "reload"):  # a replacement gets its own start (switch/branch)
                 await call("shutdown", None, ctx)
 
-        async def navigated(event: Any, ctx: Any) -> None:
+        async def navigated(event: object, ctx: ContextView) -> None:
             await call("tree", None, ctx)
 
         for event, handler in (("session_start", started), ("session_shutdown", stopped), ("session_tree", navigated)):

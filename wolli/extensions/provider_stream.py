@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
 
 _KINDS = ("text", "thinking", "toolcall")
 
@@ -98,7 +101,7 @@ def _usage(builder: Any, usage: Any) -> None:
             setattr(target, key, usage[key])
 
 
-def _as_dict(event: Any) -> dict[str, Any]:
+def _as_dict(event: object) -> dict[str, Any]:
     dump = getattr(event, "model_dump", None)
     if dump is not None:
         return dict(dump())

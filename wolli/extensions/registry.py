@@ -14,9 +14,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
+
+if TYPE_CHECKING:
+    pass
 
 FLAG_TYPES = ("boolean", "string")
 
@@ -100,7 +103,7 @@ class CommandHandle:
         self._registry = registry
         self._command = command
 
-    def set_availability(self, availability: Any, reason: str | None = None) -> None:
+    def set_availability(self, availability: object, reason: str | None = None) -> None:
         """``"enabled"``, ``"hidden"``, ``"disabled"`` with a ``reason``; Amp's
         ``{"type": "disabled", "reason": ...}`` is taken too."""
         self._command.availability, self._command.disabled_reason = parse_availability(availability, reason)
@@ -229,7 +232,7 @@ class ExtensionRegistry:
         self.flags[flag.name] = flag
         record.flags.append(flag.name)
 
-    def flag_value(self, name: str) -> Any:
+    def flag_value(self, name: str) -> object:
         flag = self.flags.get(name)
         if name in self.flag_values:
             value = self.flag_values[name]
@@ -243,7 +246,7 @@ class ExtensionRegistry:
         self.renderer_owners[custom_type] = record.name
         record.renderers.append(custom_type)
 
-    def add_prompt_section(self, record: ExtensionRecord, title: str, content: Any, order: int) -> None:
+    def add_prompt_section(self, record: ExtensionRecord, title: str, content: object, order: int) -> None:
         self.prompt_sections[:] = [s for s in self.prompt_sections if not (s.title == title and s.owner == record.name)]
         self.prompt_sections.append(ExtensionPromptSection(title, content, order, record.name, record.rank))
         self.prompt_sections.sort(key=lambda s: (s.order, s.rank))
@@ -251,7 +254,7 @@ class ExtensionRegistry:
     def add_integration(self, record: ExtensionRecord, name: str, factory: Callable[..., Any]) -> None:
         self.integrations[name] = factory
 
-    def integration(self, name: str, account: str | None) -> Any:
+    def integration(self, name: str, account: str | None) -> object:
         factory = self.integrations.get(name)
         if factory is None:
             known = ", ".join(sorted(self.integrations)) or "none"

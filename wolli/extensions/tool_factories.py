@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
+from ..ai.abort import AbortSignal
+from .api_services import EventBus
+from .host import ContextView, ExtensionHost
 
 if TYPE_CHECKING:
+    from ..agent.messages import CustomMessage
     from ..tools.process import CommandResult
 
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
@@ -43,7 +47,7 @@ class ToolSessionEvent:
 class ToolContext:
     """The ``ctx`` of a factory tool: the session's read view plus the usual ctx members."""
 
-    def __init__(self, ctx: Any, host: Any) -> None:
+    def __init__(self, ctx: ContextView, host: ExtensionHost) -> None:
         self._ctx = ctx
         self.session = ctx.session
         self.ui = ctx.ui
@@ -71,7 +75,7 @@ class ToolContext:
 class ToolFactoryAPI:
     """The ``api`` a factory receives."""
 
-    def __init__(self, host: Any, bus: Any) -> None:
+    def __init__(self, host: ExtensionHost, bus: EventBus) -> None:
         self._host = host
         self.events = bus
 
@@ -91,12 +95,12 @@ class ToolFactoryAPI:
         return self._host.mode in ("tui", "plain")  # both can ask the person
 
     async def exec(self, command: str, args: list[str] | None = None, *, timeout: float | None = None,
-                   signal: Any = None) -> CommandResult:
+                   signal: AbortSignal | None = None) -> CommandResult:
         from ..tools.process import run_command  # only when used: it loads the supervisor
 
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
-    def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
+    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
         """A custom message into the active session (see ``ctx.session.send_message``)."""
         active = self._host.active
         if active is None:
@@ -127,13 +131,13 @@ def discover_factories(agent_home: Path, settings_paths: list[str], cli_paths: l
     return found, problems
 
 
-def tools_from_factory_result(result: Any) -> list[Any]:
+def tools_from_factory_result(result: object) -> list[Any]:
     if result is None:
         return []
     return list(result) if isinstance(result, list | tuple) else [result]
 
 
-def split_on_session(definition: Any) -> tuple[Any, Any]:
+def split_on_session(definition: object) -> tuple[Any, Any]:
     """(definition without ``on_session``, the ``on_session`` callback or None)."""
     if isinstance(definition, dict):
         fields = dict(definition)
@@ -141,11 +145,11 @@ def split_on_session(definition: Any) -> tuple[Any, Any]:
     return definition, getattr(definition, "on_session", None)
 
 
-def with_tool_context(tool: ToolDefinition, host: Any) -> ToolDefinition:
+def with_tool_context(tool: ToolDefinition, host: ExtensionHost) -> ToolDefinition:
     """``tool`` whose ``execute`` receives a :class:`ToolContext` instead of the plain ctx."""
     original = tool.execute
 
-    async def execute(tool_call_id: str, params: Any, signal: Any = None, on_update: Any = None, ctx: Any = None) -> Any:
+    async def execute(tool_call_id: str, params: object, signal: AbortSignal | None = None, on_update: object = None, ctx: ContextView | None = None) -> object:
         result = original(tool_call_id, params, signal, on_update, ToolContext(ctx, host) if ctx is not None else None)
         return await result if inspect.isawaitable(result) else result
 

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..ai.abort import AbortSignal
+
 if TYPE_CHECKING:
     from ..permissions.prompt import PermissionAnswer, PermissionRequest
 
 
-def option_label(option: Any) -> str:
+def option_label(option: object) -> str:
     """How a ``select`` option is shown: a string, or a dict's ``label``/``title``/``value``."""
     if isinstance(option, dict):
         return str(option.get("label") or option.get("title") or option.get("value"))
     return str(option)
 
 
-def option_value(option: Any) -> Any:
+def option_value(option: object) -> object:
     """What choosing a ``select`` option answers: a dict's ``value``, else the option."""
     if isinstance(option, dict) and "value" in option:
         return option["value"]
@@ -43,24 +45,24 @@ class NullUI:
 
     has_ui = False
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
         return None
 
     async def confirm(
-        self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None
+        self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> bool:
         return False
 
     async def input(
-        self, title: str, placeholder: str | None = None, *, timeout: float | None = None, signal: Any = None
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None, signal: AbortSignal | None = None
     ) -> str | None:
         return None
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         return None
 
-    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         """May this tool call run? Front ends with a dialog of their own override this."""
         from ..permissions.prompt import ask_with_dialogs
 
@@ -81,10 +83,10 @@ class NullUI:
     def set_working_indicator(self, frames: list[str] | None = None, interval_ms: int | None = None) -> None:
         pass
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         pass
 
-    def set_footer(self, factory: Any) -> None:
+    def set_footer(self, factory: object) -> None:
         pass
 
     def set_title(self, text: str) -> None:
@@ -102,10 +104,10 @@ class NullUI:
     def open_url(self, url: str) -> None:
         pass
 
-    async def custom(self, factory: Any, *, overlay: bool = False) -> Any:
+    async def custom(self, factory: object, *, overlay: bool = False) -> object:
         return None
 
-    def add_autocomplete_provider(self, factory: Any) -> None:
+    def add_autocomplete_provider(self, factory: object) -> None:
         pass
 
     def get_tools_expanded(self) -> bool:
@@ -114,19 +116,19 @@ class NullUI:
     def set_tools_expanded(self, expanded: bool) -> None:
         pass
 
-    def set_editor_component(self, factory: Any) -> None:
+    def set_editor_component(self, factory: object) -> None:
         pass
 
-    def get_editor_component(self) -> Any:
+    def get_editor_component(self) -> object:
         return None
 
     def get_all_themes(self) -> list[dict[str, Any]]:
         return []
 
-    def get_theme(self, name: str) -> Any:
+    def get_theme(self, name: str) -> object:
         return None
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui')"}
 
     @property
@@ -164,3 +166,9 @@ class PlainTheme:
 
 
 PLAIN_THEME = PlainTheme()
+
+
+if TYPE_CHECKING:
+    from .context import ExtensionUI
+
+    _conforms: type[ExtensionUI] = NullUI

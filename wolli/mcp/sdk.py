@@ -20,7 +20,7 @@ import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
@@ -58,6 +58,9 @@ from .types import (
     ServerOffer,
     ToolInfo,
 )
+
+if TYPE_CHECKING:
+    pass
 
 CONNECT_TIMEOUT = 30.0  # HTTP connect/write; reads may take as long as a tool runs
 _PAGE_CAP = 50  # list pages followed at most (a server whose cursor never ends cannot hang us)

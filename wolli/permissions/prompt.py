@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..ai.abort import AbortSignal
+
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 # ACP's tool kinds, for front ends that show an icon per kind.
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
@@ -143,16 +145,16 @@ class DialogUI(Protocol):
     """The generic dialogs every ``ctx.ui`` has (what the fallback is built from)."""
 
     async def select(self, title: str, options: list[Any], *, timeout: float | None = None,
-                     signal: Any = None) -> Any: ...
+                     signal: AbortSignal | None = None) -> Any: ...
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None: ...
+                    signal: AbortSignal | None = None) -> str | None: ...
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None: ...
+                     signal: AbortSignal | None = None) -> str | None: ...
 
 
-async def ask_with_dialogs(ui: DialogUI, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+async def ask_with_dialogs(ui: DialogUI, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
     """The permission question as a ``select`` (then an ``editor`` for the rules to save, or
     an ``input`` for the message): for front ends without a dialog of their own."""
     call = request.tool_call

@@ -91,7 +91,7 @@ class PermissionStore:
         problems: list[str] = []
         rules: list[SourcedRule] = []
 
-        def take(scope: str, kind: RuleKind, values: Any, where: Where | None = None) -> None:
+        def take(scope: str, kind: RuleKind, values: object, where: Where | None = None) -> None:
             origin = self._origin(scope)
             if values is None:
                 return

@@ -119,7 +119,7 @@ class AutoRetryEndEvent:
 @dataclass(slots=True)
 class ModelSelectEvent:
     model: Any
-    previous_model: Any
+    previous_model: object
     source: Literal["set", "cycle", "restore"]
     type: str = field(default="model_select", init=False)
 

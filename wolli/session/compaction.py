@@ -20,8 +20,9 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..ai.abort import AbortSignal
 from ..ai.types import Model, StreamOptions
 from .context import entry_to_message
 from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
@@ -40,6 +41,9 @@ from .summarize import (
 )
 from .summarize_pieces import MIN_CHUNK_CHARS, PieceSummary, input_budget_chars, summarize_in_pieces
 from .tokens import estimate_context_tokens, estimate_message_tokens
+
+if TYPE_CHECKING:
+    from .entries import SessionEntry
 
 SPLIT_TURN_HEADING = "**Turn Context (split turn):**"
 
@@ -65,18 +69,18 @@ def should_compact(context_tokens: int, context_window: int, settings: Compactio
 # ---------------------------------------------------------------------------- entries -> messages
 
 
-def _carries_message(entry: Any) -> bool:
+def _carries_message(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry | CustomMessageEntry | BranchSummaryEntry)
 
 
-def _is_valid_cut(entry: Any) -> bool:
+def _is_valid_cut(entry: SessionEntry) -> bool:
     """Kept history may start here: anything that carries a message except a tool result."""
     if isinstance(entry, MessageEntry):
         return getattr(entry.message, "role", None) != "toolResult"
     return isinstance(entry, CustomMessageEntry | BranchSummaryEntry)
 
 
-def _is_turn_start(entry: Any) -> bool:
+def _is_turn_start(entry: SessionEntry) -> bool:
     """A turn begins with something the user (or an extension) put in: not a model answer."""
     if isinstance(entry, MessageEntry):
         return getattr(entry.message, "role", None) in ("user", "bashExecution", "custom")
@@ -223,7 +227,7 @@ class CompactionResult:
     first_kept_entry_id: str
     tokens_before: int
     # {"readFiles": [...], "modifiedFiles": [...]}
-    details: Any = None
+    details: object = None
     # Messages too large for any summary request (the last resort: left out, and said).
     dropped_messages: int = 0
     # Summary requests made (more than one when the history was larger than the window).
@@ -262,7 +266,7 @@ async def compact(
     *,
     api_key: str | None = None,
     custom_instructions: str | None = None,
-    signal: Any = None,
+    signal: AbortSignal | None = None,
     stream_options: StreamOptions | dict[str, Any] | None = None,
 ) -> CompactionResult:
     """Ask ``model`` for the summary of ``preparation``; raises :class:`CompactionError`.
@@ -270,7 +274,7 @@ async def compact(
     History larger than one request can carry is summarised in pieces that fit the model's
     window and merged (:mod:`.summarize_pieces`)."""
     reserve = preparation.settings.reserve_tokens
-    common = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
+    common: dict[str, Any] = {"api_key": api_key, "signal": signal, "stream_options": stream_options}
     previous = preparation.previous_summary
     extra = (f"\n\nAdditional instructions from the user for this summary:\n{custom_instructions.strip()}"
              if custom_instructions and custom_instructions.strip() else "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from ..ai.types import TextContent, ToolResultMessage
@@ -24,6 +24,9 @@ from .entries import (
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
 )
+
+if TYPE_CHECKING:
+    from .entries import SessionEntry
 
 
 @dataclass
@@ -47,7 +50,7 @@ def iso_to_ms(timestamp: str | None) -> int:
     return int(parsed.timestamp() * 1000)
 
 
-def entry_to_message(entry: Any) -> Any | None:
+def entry_to_message(entry: SessionEntry) -> object:
     """The agent message an entry contributes to the context, or None."""
     if isinstance(entry, MessageEntry):
         return entry.message

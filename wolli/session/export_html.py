@@ -17,11 +17,18 @@ import re
 import tempfile
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import BashExecutionMessage, CustomMessage
 from ..ai.cost import UsageTotals
-from ..ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from ..ai.types import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -39,6 +46,10 @@ from .export_template import page_end, page_start
 from .store import LoadedSession
 from .store import load as load_session
 from .tags import fold_tags
+
+if TYPE_CHECKING:
+    from ..agent.messages import AgentMessage
+    from .entries import SessionEntry
 
 # Outputs longer than this are folded into a <details> so the page stays scannable.
 COLLAPSE_LINES = 12
@@ -122,7 +133,7 @@ def _time(timestamp: str | None, long: bool = False) -> str:
     return f'<time{cls} datetime="{escape(timestamp)}">{shown}</time>'
 
 
-def _image(block: Any) -> str:
+def _image(block: object) -> str:
     mime = str(getattr(block, "mime_type", "") or "")
     data = str(getattr(block, "data", "") or "")
     if not _MIME_OK.fullmatch(mime) or not _BASE64_OK.fullmatch(data):
@@ -164,7 +175,7 @@ def render_diff(diff: str) -> str:
     return "".join(parts)
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -291,7 +302,7 @@ class _PageBuilder:
         if self.loaded.header is None:
             self.out.append('<div class="notice">The session header could not be read.</div>\n')
 
-    def _meta(self, entry: Any, role: str, extra: str = "") -> str:
+    def _meta(self, entry: SessionEntry, role: str, extra: str = "") -> str:
         label = self.labels.get(entry.id)
         label_html = f'<span class="label-tag">{escape(label)}</span>' if label else ""
         return (
@@ -301,7 +312,7 @@ class _PageBuilder:
 
     # -- entries
 
-    def _entry(self, entry: Any) -> None:
+    def _entry(self, entry: SessionEntry) -> None:
         out = self.out
         if isinstance(entry, Gap):
             out.append('<div class="marker gap">an entry that could not be read was here</div>\n')
@@ -323,7 +334,7 @@ class _PageBuilder:
             out.append(f'<div class="marker thinking-change" id="e-{escape(entry.id)}">{escape(text)}</div>\n')
         # custom (extension state), label, session_info and tags entries are not shown inline.
 
-    def _message(self, entry: Any, message: Any) -> None:
+    def _message(self, entry: SessionEntry, message: AgentMessage) -> None:
         if isinstance(message, UserMessage):
             self._user(entry, message)
         elif isinstance(message, AssistantMessage):
@@ -348,7 +359,7 @@ class _PageBuilder:
             elif role == "branchSummary":
                 self._note(entry, "branch-summary", "Summary of an abandoned branch", summary)
 
-    def _user(self, entry: Any, message: UserMessage) -> None:
+    def _user(self, entry: SessionEntry, message: UserMessage) -> None:
         out = self.out
         out.append(f'<article class="msg user" id="e-{escape(entry.id)}">{self._meta(entry, "User")}')
         out.append('<div class="body">')
@@ -369,7 +380,7 @@ class _PageBuilder:
             elif getattr(block, "type", None) == "image":
                 self.out.append(_image(block))
 
-    def _assistant(self, entry: Any, message: AssistantMessage) -> None:
+    def _assistant(self, entry: SessionEntry, message: AssistantMessage) -> None:
         out = self.out
         model = f"{message.provider}/{message.model}".strip("/")
         usage = message.usage
@@ -384,12 +395,11 @@ class _PageBuilder:
         out.append(f'<article class="msg assistant" id="e-{escape(entry.id)}">{self._meta(entry, "Assistant", extra)}')
         out.append('<div class="body">')
         for block in message.content:
-            kind = getattr(block, "type", None)
-            if kind == "text":
+            if isinstance(block, TextContent):
                 out.append('<div class="markdown">')
                 render_markdown(block.text, out)
                 out.append("</div>")
-            elif kind == "thinking":
+            elif isinstance(block, ThinkingContent):
                 if block.redacted:
                     out.append('<div class="thinking status">[thinking redacted by the provider]</div>')
                 elif block.thinking.strip():
@@ -468,7 +478,7 @@ class _PageBuilder:
             out.append(render_diff(diff))
         out.append("</div>")
 
-    def _bash_execution(self, entry: Any, message: BashExecutionMessage) -> None:
+    def _bash_execution(self, entry: SessionEntry, message: BashExecutionMessage) -> None:
         out = self.out
         out.append(f'<article class="msg bash-execution" id="e-{escape(entry.id)}">{self._meta(entry, "Shell")}')
         out.append(f'<div class="tool tool-bash"><pre class="cmd"><code>$ {escape(message.command)}</code></pre>')
@@ -492,14 +502,14 @@ class _PageBuilder:
 
     # -- notes and extension messages
 
-    def _custom(self, entry: Any, custom_type: str, content: Any) -> None:
+    def _custom(self, entry: SessionEntry, custom_type: str, content: object) -> None:
         out = self.out
         out.append(f'<article class="msg custom" id="e-{escape(entry.id)}">{self._meta(entry, custom_type)}')
         out.append('<div class="body">')
         self._content(content, markdown=True)
         out.append("</div></article>\n")
 
-    def _note(self, entry: Any, cls: str, title: str, summary: str) -> None:
+    def _note(self, entry: SessionEntry, cls: str, title: str, summary: str) -> None:
         out = self.out
         out.append(f'<aside class="note {cls}" id="e-{escape(entry.id)}"><div class="note-title">{escape(title)}')
         out.append(f" {_time(entry.timestamp)}</div>")

@@ -78,7 +78,7 @@ def _line_at(buf: Any, start: int) -> bytes | None:
     return bytes(buf[start:end])
 
 
-def _load_line(buf: Any, start: int) -> dict[str, Any] | None:
+def _load_line(buf: object, start: int) -> dict[str, Any] | None:
     line = _line_at(buf, start)
     if line is None:
         return None
@@ -89,7 +89,7 @@ def _load_line(buf: Any, start: int) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):

@@ -19,7 +19,7 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import parse_agent_message
 from ..ai.types import ToolResultMessage
@@ -43,6 +43,10 @@ from .entries import (
 )
 from .listing import read_session_info
 from .tags import fold_tags
+
+if TYPE_CHECKING:
+    from ..agent.messages import AgentMessage
+    from .entries import SessionEntry
 
 # Entries that wait for the disk (fdatasync) before the next step: what the user typed. The
 # rest (answers, tool results) only survives a killed Wolli, not a power loss; syncing each
@@ -306,7 +310,7 @@ class SessionManager:
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
 
-    def get_leaf_entry(self) -> Any | None:
+    def get_leaf_entry(self) -> SessionEntry | None:
         return self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
 
     def get_branch(self, from_id: str | None = None) -> list[Any]:
@@ -353,7 +357,7 @@ class SessionManager:
 
     # ------------------------------------------------------------------ writing
 
-    def append_message(self, message: Any) -> str:
+    def append_message(self, message: AgentMessage) -> str:
         if isinstance(message, dict):
             message = parse_agent_message(message)
         return self._append(MessageEntry, message=message)
@@ -369,7 +373,7 @@ class SessionManager:
         summary: str,
         first_kept_entry_id: str,
         tokens_before: int,
-        details: Any = None,
+        details: object = None,
         from_hook: bool = False,
     ) -> str:
         return self._append(
@@ -381,17 +385,17 @@ class SessionManager:
             from_hook=True if from_hook else None,
         )
 
-    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_custom_entry(self, custom_type: str, data: object = None) -> str:
         """Extension state: stored in the tree, never sent to the model."""
         return self._append(CustomEntry, custom_type=custom_type, data=data)
 
     def append_custom_message_entry(
-        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+        self, custom_type: str, content: object, display: bool = True, details: object = None
     ) -> str:
         """An extension message that is part of the model context."""
         return self._append(CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details)
 
-    def append_checkpoint(self, kind: str, files: list[dict[str, Any]], **fields: Any) -> str:
+    def append_checkpoint(self, kind: str, files: list[dict[str, Any]], **fields: object) -> str:
         """A file checkpoint (``docs/checkpoints.md``); never part of the model's context."""
         return self._append(CheckpointEntry, kind=kind, files=files, **fields)
 
@@ -403,7 +407,7 @@ class SessionManager:
             entry_id = new_entry_id()
         return CheckpointEntry(id=entry_id, parent_id=self._leaf_id, kind=kind, files=files, **fields)
 
-    def append_prepared(self, entry: Any) -> str:
+    def append_prepared(self, entry: SessionEntry) -> str:
         if entry.id in self._by_id:
             raise KeyError(f"the entry {entry.id} is in the session already")
         self._index(entry)
@@ -448,7 +452,7 @@ class SessionManager:
         self._leaf_id = entry_id
 
     def branch_with_summary(
-        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool = False
+        self, entry_id: str | None, summary: str, details: object = None, from_hook: bool = False
     ) -> str:
         """Go back to ``entry_id`` (``None``: before the first entry), leaving a summary of
         the abandoned branch as the new leaf so the model keeps what was learned there."""
@@ -522,7 +526,7 @@ class SessionManager:
 
     # ------------------------------------------------------------------ internals
 
-    def _index(self, entry: Any) -> None:
+    def _index(self, entry: SessionEntry) -> None:
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         if self._children is not None:
@@ -550,7 +554,7 @@ class SessionManager:
             self._children = children
         return self._children
 
-    def _fold(self, entry: Any) -> None:
+    def _fold(self, entry: SessionEntry) -> None:
         """Labels, the session name and tags: later entries win, in file order."""
         if isinstance(entry, LabelEntry):
             if entry.label:
@@ -562,7 +566,7 @@ class SessionManager:
         elif isinstance(entry, TagsEntry):
             fold_tags(self._tags, entry.tags)
 
-    def _append(self, cls: type, **fields: Any) -> str:
+    def _append(self, cls: type, **fields: object) -> str:
         entry_id = new_entry_id()
         while entry_id in self._by_id:
             entry_id = new_entry_id()
@@ -571,7 +575,7 @@ class SessionManager:
         self._write(entry)
         return entry.id
 
-    def _write(self, entry: Any) -> None:
+    def _write(self, entry: SessionEntry) -> None:
         if self._writing_stopped:
             pass
         elif self._persisted:
@@ -604,12 +608,12 @@ class SessionManager:
         self._persisted = True
 
 
-def _starts_file(entry: Any) -> bool:
+def _starts_file(entry: SessionEntry) -> bool:
     """A message of the conversation: from here on the session is worth a file."""
     return isinstance(entry, (MessageEntry, CustomMessageEntry))
 
 
-def _needs_sync(entry: Any) -> bool:
+def _needs_sync(entry: SessionEntry) -> bool:
     return isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) in SYNCED_ROLES
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -32,6 +32,9 @@ from ..base.text_safety import without_surrogates
 from ..config.paths import ensure_private_dir
 from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
+
+if TYPE_CHECKING:
+    from .entries import SessionEntry
 
 try:  # POSIX only; on other platforms appends rely on O_APPEND alone.
     import fcntl
@@ -385,7 +388,7 @@ def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
     return b"\n".join(lines)
 
 
-def _attach_dangling(entry: Any, before: list[Any], number: int, result: LoadedSession) -> None:
+def _attach_dangling(entry: SessionEntry, before: list[Any], number: int, result: LoadedSession) -> None:
     """An entry whose parent is nowhere in the file (lost with a damaged part, or written by
     a tool that got it wrong) hangs on the entry before it: the history up to it stays one
     branch instead of being cut off there."""
@@ -409,26 +412,28 @@ def _reattach_orphans(result: LoadedSession) -> None:
             entry.parent_id = parent
 
 
-def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> Any | None:
+def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> object:
     """A line the fast validator refused: parse it step by step, to keep it or say why not."""
     try:
         data = json.loads(line)
     except Exception as exc:
-        return _report(None, exc, number, torn, result)
+        _report(None, exc, number, torn, result)
+        return None
     return _entry_or_report(data, number, torn, result)
 
 
-def _entry_or_report(data: Any, number: int, torn: bool, result: LoadedSession) -> Any | None:
+def _entry_or_report(data: object, number: int, torn: bool, result: LoadedSession) -> object:
     """Validate one parsed line into its entry, or record why it was skipped."""
     try:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
         return parse_entry(data)
     except Exception as exc:
-        return _report(data, exc, number, torn, result)
+        _report(data, exc, number, torn, result)
+        return None
 
 
-def _report(data: Any, exc: Exception, number: int, torn: bool, result: LoadedSession) -> None:
+def _report(data: object, exc: Exception, number: int, torn: bool, result: LoadedSession) -> None:
     """Record a skipped line: its number, why, and (if its id survives) its place in the tree."""
     reason = _describe(exc)
     if isinstance(data, dict) and isinstance(data.get("id"), str):

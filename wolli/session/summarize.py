@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ai.abort import AbortSignal
 from ..ai.stream import stream
 from ..ai.types import Context, Model, StreamOptions, UserMessage
 
@@ -78,7 +79,7 @@ def add_file_operations(messages: list[Any], ops: FileOperations) -> FileOperati
 _BLOCK_RE = re.compile(r"\n*<(read-files|modified-files)>\n(.*?)\n?</\1>", re.DOTALL)
 
 
-def add_previous_file_lists(details: Any, summary: str | None, ops: FileOperations) -> FileOperations:
+def add_previous_file_lists(details: object, summary: str | None, ops: FileOperations) -> FileOperations:
     """Carry the lists of an earlier compaction: its ``details``, else its summary's blocks.
 
     Reading the blocks back covers summaries an extension wrote with the same tags.
@@ -299,7 +300,7 @@ async def ask_summary(
     *,
     max_tokens: int,
     api_key: str | None = None,
-    signal: Any = None,
+    signal: AbortSignal | None = None,
     stream_options: StreamOptions | dict[str, Any] | None = None,
 ) -> str:
     """One summariser request; raises :class:`CompactionError` instead of returning a failure."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..agent.messages import AgentMessage
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1200
@@ -70,7 +73,7 @@ def estimate_message_tokens(message: Any) -> int:
     return 0
 
 
-def usage_tokens(message: Any) -> int:
+def usage_tokens(message: AgentMessage) -> int:
     """Prompt + answer tokens an assistant message's provider reported (0 when unknown)."""
     usage = getattr(message, "usage", None)
     if usage is None:

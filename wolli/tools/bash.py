@@ -22,6 +22,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult, call_maybe_async
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent, WireModel
 from .environment import Environment, ExecOptions
 from .shell import shell_env
@@ -303,7 +304,7 @@ async def run_bash(
     *,
     cwd: str | None = None,
     timeout: float | None = None,
-    signal: Any = None,
+    signal: AbortSignal | None = None,
     extra_env: dict[str, str] | None = None,
     on_update: Callable[[str, BashToolDetails], None] | None = None,
     max_lines: int = DEFAULT_MAX_LINES,
@@ -397,7 +398,7 @@ def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}"
 
 
-def _apply_hook_result(context: BashSpawnContext, returned: Any) -> BashSpawnContext:
+def _apply_hook_result(context: BashSpawnContext, returned: object) -> BashSpawnContext:
     if returned is None:
         return context
     if isinstance(returned, BashSpawnContext):
@@ -417,8 +418,8 @@ def create_bash_tool(env: Environment, spawn_hook: SpawnHook | None = None) -> T
     """The ``bash`` tool bound to ``env``; ``spawn_hook`` may rewrite command, cwd and env."""
 
     async def execute(
-        tool_call_id: str, params: BashParams, signal: Any = None, on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        tool_call_id: str, params: BashParams, signal: AbortSignal | None = None, on_update: OnUpdate | None = None,
+        ctx: object = None,
     ) -> ToolResult:
         command, cwd, extra_env = params.command, env.cwd, None
         if spawn_hook is not None:

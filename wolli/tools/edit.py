@@ -9,11 +9,11 @@ argument shapes of resumed sessions.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .edit_match import apply_edits
 from .environment import Environment
@@ -45,7 +45,7 @@ EDIT_DESCRIPTION = (
 )
 
 
-def prepare_edit_arguments(args: Any) -> Any:
+def prepare_edit_arguments(args: object) -> object:
     """Accept the older shapes: top-level ``old_text``/``new_text`` (or camelCase), camelCase
     keys inside ``edits``, and ``edits`` sent as a JSON string or a single object."""
     if not isinstance(args, dict):
@@ -72,7 +72,7 @@ def prepare_edit_arguments(args: Any) -> Any:
     return out
 
 
-def _snake_edit(edit: Any) -> Any:
+def _snake_edit(edit: object) -> object:
     if not isinstance(edit, dict):
         return edit
     fixed = dict(edit)
@@ -88,9 +88,9 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: EditParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

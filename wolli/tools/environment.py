@@ -16,7 +16,6 @@ import copy
 import os
 import stat as stat_module
 from dataclasses import dataclass
-from typing import Any
 
 from ..base.daemon_threads import run_blocking
 from ..base.safe_files import read_capped, write_regular
@@ -141,7 +140,7 @@ class Environment:
 
     # ------------------------------------------------------------------ composition
 
-    def derive(self, **overrides: Any) -> Environment:
+    def derive(self, **overrides: object) -> Environment:
         """A copy with some members replaced, e.g. ``env.derive(exec=my_exec)``.
 
         Replacements are plain callables with the method's arguments (no ``self``); the

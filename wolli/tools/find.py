@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .environment import Environment
 from .gitignore import compile_path_glob
@@ -62,7 +63,7 @@ class FindError(ValueError):
     """A problem with the find arguments, worded for the model."""
 
 
-async def _list_fd(env: Environment, fd: str, root: SearchRoot, signal: Any) -> list[tuple[str, bool]] | None:
+async def _list_fd(env: Environment, fd: str, root: SearchRoot, signal: AbortSignal | None) -> list[tuple[str, bool]] | None:
     args = [fd, "--hidden", "--color", "never", "--print0", "--strip-cwd-prefix", "--exclude", ".git"]
     command = " ".join(shlex.quote(arg) for arg in args)
     found: list[tuple[str, bool]] = []
@@ -80,7 +81,7 @@ async def _list_fd(env: Environment, fd: str, root: SearchRoot, signal: Any) -> 
     return found
 
 
-async def _list_python(env: Environment, root: SearchRoot, signal: Any) -> list[tuple[str, bool]]:
+async def _list_python(env: Environment, root: SearchRoot, signal: AbortSignal | None) -> list[tuple[str, bool]]:
     return [(entry.path, entry.is_dir) async for entry in walk_tree(env, root.abs_path, "fd", signal)]
 
 
@@ -90,9 +91,9 @@ def create_find_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: FindParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         try:

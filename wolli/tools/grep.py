@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .environment import Environment
 from .gitignore import compile_path_glob
@@ -126,7 +127,7 @@ async def _search_rg(
     root: SearchRoot,
     params: GrepParams,
     accept: Any,
-    signal: Any,
+    signal: AbortSignal | None,
 ) -> _Search | None:
     wanted = params.limit + 1
     args = [
@@ -193,7 +194,7 @@ async def _search_rg(
 
 
 async def _search_python(
-    env: Environment, root: SearchRoot, params: GrepParams, accept: Any, signal: Any
+    env: Environment, root: SearchRoot, params: GrepParams, accept: Any, signal: AbortSignal | None
 ) -> _Search:
     regex = _python_regex(params)
     # A whole-file search skips files without any hit quickly; it can only over-report
@@ -237,7 +238,7 @@ async def _search_python(
 
 
 async def _context_lines(
-    env: Environment, root: SearchRoot, matches: list[Match], context: int, signal: Any
+    env: Environment, root: SearchRoot, matches: list[Match], context: int, signal: AbortSignal | None
 ) -> list[tuple[str, int, str, bool]]:
     """(path, line, text, is_match) rows with ``context`` lines around each match."""
     rows: list[tuple[str, int, str, bool]] = []
@@ -274,9 +275,9 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: GrepParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         if not params.pattern:

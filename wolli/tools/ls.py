@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .environment import Environment
 from .search_fallback import check_abort, display_path, finish_output, resolve_root
@@ -40,9 +41,9 @@ def create_ls_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: LsParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         root = await resolve_root(env, params.path)

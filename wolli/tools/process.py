@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..ai.abort import AbortSignal
 from .proctree import HAS_PROC, live_tree, signal_tree
 from .shell import resolve_shell, shell_env
 from .supervisor import Supervision, supervise
@@ -47,7 +48,7 @@ _POLL = 0.025
 @dataclass
 class ExecOptions:
     timeout: float | None = None  # seconds; on expiry the whole process tree is killed
-    signal: Any = None  # AbortSignal; abort kills the whole process tree
+    signal: AbortSignal | None = None  # AbortSignal; abort kills the whole process tree
     # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
     # the result's ``output`` stays empty: the caller keeps what it needs.
     on_data: Callable[[bytes], None] | None = None
@@ -207,7 +208,8 @@ async def run_shell_command(
     reason: str | None = None
     try:
         while not protocol.exited.done():
-            await asyncio.wait({protocol.exited, stop}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {protocol.exited, stop}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if stop.done() and not protocol.exited.done():
                 reason = stop.result()
                 await _terminate_tree(pid, protocol.exited)

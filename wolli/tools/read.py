@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
-from ..ai.abort import AbortError
+from ..ai.abort import AbortError, AbortSignal
 from ..ai.types import ImageContent, TextContent
 from ..base.safe_files import file_kind
 from .environment import FILE_READ_LIMIT, Environment, FileStat
@@ -49,7 +49,7 @@ READ_DESCRIPTION = (
 # ---------------------------------------------------------------------------- shared checks
 
 
-def check_abort(signal: Any) -> None:
+def check_abort(signal: AbortSignal | None) -> None:
     if signal is not None and getattr(signal, "aborted", False):
         raise AbortError(getattr(signal, "reason", None))
 
@@ -117,9 +117,9 @@ def create_read_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: ReadParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

@@ -15,7 +15,6 @@ import re
 import shutil
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..ai.abort import AbortController, AbortError, AbortSignal
 from .environment import DirEntry, Environment, ExecOptions, FileStat
@@ -42,7 +41,7 @@ def find_fd() -> str | None:
     return shutil.which("fd") or shutil.which("fdfind")
 
 
-def check_abort(signal: Any) -> None:
+def check_abort(signal: AbortSignal | None) -> None:
     if signal is not None and getattr(signal, "aborted", False):
         raise AbortError(getattr(signal, "reason", None))
 
@@ -272,9 +271,8 @@ async def walk_tree(
     """Every entry below ``root`` that ``tool`` ("rg" or "fd") would see, in tree order."""
     root = os.path.normpath(root)
     custom_name = CUSTOM_IGNORE[tool]
-    globals_ = await load_globals(env, root, tool)
-    if globals_.git_global is None and not globals_.explicit:
-        globals_ = None
+    loaded = await load_globals(env, root, tool)
+    globals_ = None if loaded.git_global is None and not loaded.explicit else loaded
     parents = await _parent_layers(env, root, custom_name)
 
     async def visit(directory: str, prefix: str, parent: IgnoreLayer | None) -> AsyncIterator[WalkEntry]:

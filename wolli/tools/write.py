@@ -7,11 +7,11 @@ The write runs inside the file mutation queue so that it never interleaves with 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
@@ -35,9 +35,9 @@ def create_write_tool(env: Environment) -> ToolDefinition:
     async def execute(
         tool_call_id: str,
         params: WriteParams,
-        signal: Any = None,
+        signal: AbortSignal | None = None,
         on_update: OnUpdate | None = None,
-        ctx: Any = None,
+        ctx: object = None,
     ) -> ToolResult:
         check_abort(signal)
         shown = params.path

@@ -164,9 +164,9 @@ def _tool_result_block(message: ToolResultMessage, model: Model) -> dict[str, An
     content: list[dict[str, Any]] = []
     for item in message.content:
         if isinstance(item, TextContent):
-            block = _text_block(item.text)
-            if block:
-                content.append(block)
+            text = _text_block(item.text)
+            if text:
+                content.append(text)
         elif isinstance(item, ImageContent):
             content.append(_image_block(item, model))
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}

@@ -15,7 +15,7 @@ import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from ..types import Model
@@ -286,7 +286,8 @@ def resolve_compat(model: Model) -> OpenAICompat:
         if isinstance(value, bool) and expected is int or not isinstance(value, expected):
             raise ValueError(f"model.compat.{key} for {model.provider}/{model.id} has an invalid value {value!r}")
         if attr == "reasoning_effort_map":
-            value = {**compat.reasoning_effort_map, **{str(k): str(v) for k, v in value.items()}}
+            pairs = cast("dict[object, object]", value).items()  # a dict: checked against ``expected``
+            value = {**compat.reasoning_effort_map, **{str(k): str(v) for k, v in pairs}}
         setattr(compat, attr, value)
     if compat.thinking_format not in THINKING_FORMATS:
         raise ValueError(

@@ -379,8 +379,8 @@ class _ChatStream:
     def _tool_call(self, delta: dict[str, Any]) -> None:
         wire_index = delta.get("index")
         call_id = delta.get("id") if isinstance(delta.get("id"), str) and delta.get("id") else None
-        function = delta.get("function") if isinstance(delta.get("function"), dict) else {}
-        name = function.get("name") if isinstance(function.get("name"), str) else ""
+        function: dict[str, Any] = delta["function"] if isinstance(delta.get("function"), dict) else {}
+        name: str = function["name"] if isinstance(function.get("name"), str) else ""
         arguments = function.get("arguments")
         if isinstance(arguments, dict | list):
             arguments = json.dumps(arguments, ensure_ascii=False)
@@ -454,9 +454,8 @@ class _ChatStream:
     def _choice(self, choice: dict[str, Any]) -> None:
         if isinstance(choice.get("usage"), dict):  # Moonshot puts usage on the choice
             self._usage(choice["usage"], None)
-        delta = choice.get("delta")
-        if not isinstance(delta, dict):
-            delta = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        delta: dict[str, Any] = choice["delta"] if isinstance(choice.get("delta"), dict) else (
+            choice["message"] if isinstance(choice.get("message"), dict) else {})
         reasoning = next(((f, delta[f]) for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
         details = delta.get("reasoning_details")
         if isinstance(details, list):

@@ -11,9 +11,12 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ...runtime.event_records import event_record
+
+if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
 
 
 class JsonEventWriter:
@@ -26,7 +29,7 @@ class JsonEventWriter:
         self.closed = False
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
-    def write(self, value: Any) -> None:
+    def write(self, value: object) -> None:
         if self.closed:
             return
         line = self._dumps(event_record(value, full_updates=self.full_updates))
@@ -39,7 +42,7 @@ class JsonEventWriter:
             if self.on_closed is not None:
                 self.on_closed()
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         self.write(event)
 
 

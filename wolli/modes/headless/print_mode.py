@@ -9,12 +9,15 @@ with exit code 1.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.text_safety import terminal_safe
 from ...runtime.startup.start import StartupRequest
 from ..common.run import run_sync, say
 from .run import BROKEN_PIPE, HeadlessRun
+
+if TYPE_CHECKING:
+    pass
 
 
 class StderrReporter:

@@ -8,13 +8,16 @@ abort (the partial answer is saved, a tool's process tree is killed) rather than
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.types import AssistantMessage
 from ...runtime.startup.request import PROMPT_INPUT_LIMIT
 from ...runtime.startup.start import Startup, StartupRequest, start
 from ..common.run import say
 from ..common.signals import Interrupt
+
+if TYPE_CHECKING:
+    pass
 
 # The status a shell reports for a process ended by SIGPIPE.
 BROKEN_PIPE = 141

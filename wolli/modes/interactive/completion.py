@@ -196,7 +196,7 @@ class BuiltinCompletion:
         return True
 
 
-def _as_item(item: Any) -> dict[str, Any]:
+def _as_item(item: object) -> dict[str, Any]:
     if isinstance(item, dict):
         value = item.get("value", item.get("label", ""))
         return {"value": value, "label": item.get("label", value), "description": item.get("description")}
@@ -236,7 +236,7 @@ def stack(builtin: Any, factories: list[Callable[[Any], Any]], report: Callable[
     return current, triggers
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> Any:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

@@ -27,7 +27,7 @@ def _spec() -> ThemeSpec:
 _TOKEN_COLOURS: list[tuple[Any, str]] = []  # (pygments token type, theme token), filled on first use
 
 
-def _token_color(token: Any, spec: ThemeSpec) -> str | None:
+def _token_color(token: object, spec: ThemeSpec) -> str | None:
     if not _TOKEN_COLOURS:
         from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String
 

@@ -8,9 +8,12 @@ in a terminal without the kitty keyboard protocol, when the terminal cannot send
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config.keys import KeySpecError, event_key, legacy_problem, parse_key
+
+if TYPE_CHECKING:
+    pass
 
 # What each key id does, for /hotkeys (ids as in keybindings.json; docs/tui.md lists them too).
 KEY_HELP: dict[str, str] = {

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from ...runtime.events import SessionEvent
+    from ...runtime.events import ExtensionErrorEvent, SessionEvent
 
 
-def extension_error_line(host: Any, event: Any) -> str:
+def extension_error_line(host: object, event: ExtensionErrorEvent) -> str:
     """``<extension>: <event> handler failed: <Type>: <message>`` for an ``extension_error``
     (the event names the extension by its file; the line by its name)."""
     owner = str(event.extension_path)

@@ -32,7 +32,7 @@ class ToolRenderContext:
     show_images: bool = False
     status: str = "pending"
     state: dict[str, Any] = field(default_factory=dict)
-    last_component: Any = None
+    last_component: object = None
     invalidate: Callable[[], None] = _nothing
 
     def __getitem__(self, key: str) -> Any:

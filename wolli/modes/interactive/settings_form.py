@@ -49,7 +49,7 @@ def read_values(settings: Any, fields: list[SettingField]) -> dict[str, Any]:
     return {f.key: settings.get(f.key) for f in fields}
 
 
-def parse_value(field: SettingField, raw: Any) -> Any:
+def parse_value(field: SettingField, raw: object) -> object:
     """A value as typed (line mode) or chosen (TUI) -> the JSON value; ValueError if wrong."""
     if field.kind == "bool":
         if isinstance(raw, bool):

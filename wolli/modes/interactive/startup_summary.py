@@ -4,7 +4,11 @@ context files, skills, templates and extensions this session runs with, and wher
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
 
 
 def _short(path: str) -> str:
@@ -17,7 +21,7 @@ def _names(items: list[str], limit: int = 8) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def startup_summary(host: Any, session: Any) -> str:
+def startup_summary(host: AgentHost, session: LiveSession) -> str:
     from ...__about__ import __version__
 
     resources = host.resources(session.cwd)

@@ -42,7 +42,7 @@ def short_path(path: str, cwd: str | None = None) -> str:
     return "~" + path[len(home) :] if home != "/" and path.startswith(home + os.sep) else path
 
 
-def _arg(args: Any, *names: str) -> Any:
+def _arg(args: object, *names: str) -> Any:
     if not isinstance(args, dict):
         return None
     for name in names:
@@ -60,7 +60,7 @@ def _style(spec: ThemeSpec, token: str, extra: str = "") -> str:
 # --------------------------------------------------------------------------- headers
 
 
-def call_header(name: str, args: Any, spec: ThemeSpec, cwd: str | None = None) -> Text:
+def call_header(name: str, args: object, spec: ThemeSpec, cwd: str | None = None) -> Text:
     """``$ ls -la``, ``read src/app.py:10-40``, ``edit src/app.py``... for a known tool; else
     the tool name and its arguments as compact JSON."""
     title = _style(spec, "toolTitle", "bold")
@@ -134,7 +134,7 @@ def _lines_of(result_text: str) -> list[str]:
     return result_text.rstrip("\n").split("\n") if result_text.strip() else []
 
 
-def bash_body(result_text: str, details: Any, is_error: bool, expanded: bool, spec: ThemeSpec,
+def bash_body(result_text: str, details: object, is_error: bool, expanded: bool, spec: ThemeSpec,
               elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The output's last lines, then the exit code and how long it took."""
     result_text = terminal_safe(result_text)
@@ -200,7 +200,7 @@ def listing_body(result_text: str, expanded: bool, spec: ThemeSpec, hint: str = 
     return text
 
 
-def result_body(name: str, args: Any, result_text: str, details: Any, is_error: bool, expanded: bool,
+def result_body(name: str, args: object, result_text: str, details: object, is_error: bool, expanded: bool,
                 spec: ThemeSpec, elapsed_s: float | None = None, hint: str = EXPAND_HINT) -> Text:
     """The built-in body for a tool's result (errors show their message whatever the tool)."""
     if is_error and name != "bash":

@@ -11,7 +11,10 @@ shape of the tree survives any filter. Built without recursion: a 10,000-entry c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...session.entries import SessionEntry
 
 FILTERS = ("default", "no-tools", "user", "labeled", "all")
 FILTER_HELP = {
@@ -96,7 +99,7 @@ def describe(entry: Any) -> tuple[str, str]:
     return "setting", kind
 
 
-def shown(entry: Any, kind: str, label: str | None, mode: str) -> bool:
+def shown(entry: SessionEntry, kind: str, label: str | None, mode: str) -> bool:
     entry_type = getattr(entry, "type", "")
     if entry_type in _NEVER:
         return False

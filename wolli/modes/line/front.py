@@ -5,14 +5,17 @@ blocks of text. Session pickers cannot rename or delete here (the TUI's picker c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.fuzzy import fuzzy_score
 from ..interactive.settings_form import SettingField, parse_value
 
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
-def _age(modified: Any) -> str:
+
+def _age(modified: object) -> str:
     try:
         return f"{modified:%Y-%m-%d %H:%M}"
     except (TypeError, ValueError):
@@ -84,7 +87,7 @@ class LineFront:
 
     # ------------------------------------------------------------------ pickers
 
-    async def pick_model(self, models: list[Any], current: Any, search: str) -> Any | None:
+    async def pick_model(self, models: list[Any], current: object, search: str) -> Any | None:
         keys = [f"{m.provider}/{m.id}" for m in models]
         order = sorted(range(len(models)), key=lambda i: keys[i])
         if search:
@@ -116,7 +119,7 @@ class LineFront:
         chosen = await self.prompter.choose("Resume which session? (newest first)", labels, narrow=narrow)
         return None if chosen is None else str(sessions[chosen].path)
 
-    async def pick_tree_entry(self, session: Any) -> TreeChoice | None:
+    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
         from ..interactive.tree_rows import tree_rows
 
         manager = session.session_manager
@@ -157,7 +160,7 @@ class LineFront:
                 self.notify(str(exc), "error")
 
 
-def _shown(value: Any, empty: str = "-") -> str:
+def _shown(value: object, empty: str = "-") -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return empty if value is None or value == "" else str(value)

@@ -13,7 +13,7 @@ it is styled (tool rows in ``tool_text``): escape sequences in it are shown, nev
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
@@ -25,6 +25,9 @@ from .markdown import MarkdownLines
 from .status import status_parts
 from .streaming import StreamedBlock
 from .terminal import Terminal
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 MARKERS = {  # colour terminal, plain output
     "tool": ("●", "*"),
@@ -44,7 +47,7 @@ class LineOutput:
         self.theme = AnsiTheme(spec)
         self.show_thinking = show_thinking
         self.statuses: dict[str, str] = {}
-        self.session: Any = None  # the active session, for the status line
+        self.session: LiveSession | None = None  # the active session, for the status line
         self.cwd: str | None = None
         self.typed = 0  # user messages the person typed at the prompt: already on the screen
         self._block: StreamedBlock | None = None
@@ -256,12 +259,12 @@ class LineOutput:
 
     # ------------------------------------------------------------------ tools
 
-    def _tool_start(self, tool_call_id: str, name: str, args: Any) -> None:
+    def _tool_start(self, tool_call_id: str, name: str, args: object) -> None:
         self._tools[tool_call_id] = (name, args, time.monotonic())
         self._tool_header(name, args, tool_call_id)
         self._last_tool = (tool_call_id, self.terminal.writes)
 
-    def _tool_header(self, name: str, args: Any, tool_call_id: str = "") -> None:
+    def _tool_header(self, name: str, args: object, tool_call_id: str = "") -> None:
         custom = None
         if args is not None:  # a call known only from its result has no arguments to show
             custom = self._custom(name, "render_call", args, self.ui_theme,
@@ -270,7 +273,7 @@ class LineOutput:
             tool_text.call_header(name, args, self.spec, self.cwd))
         self.print_line(f"{self.fg('toolTitle', self.marker('tool'))} {header}", separate=True)
 
-    def _tool_end(self, tool_call_id: str, name: str, result: Any, is_error: bool) -> None:
+    def _tool_end(self, tool_call_id: str, name: str, result: object, is_error: bool) -> None:
         from ...ai.types import content_text
 
         name, args, started = self._tools.pop(tool_call_id, (name, None, time.monotonic()))
@@ -323,19 +326,19 @@ class LineOutput:
     # ------------------------------------------------------------------ extension renderers
 
     @property
-    def ui_theme(self) -> Any:
+    def ui_theme(self) -> object:
         from ...extensions.ui import PLAIN_THEME
 
         return self.theme if self.terminal.colour else PLAIN_THEME
 
-    def _render_context(self, tool_call_id: str, args: Any, status: str) -> ToolRenderContext:
+    def _render_context(self, tool_call_id: str, args: object, status: str) -> ToolRenderContext:
         """The render context of docs/extensions.md; scrollback cannot be redrawn, so ``invalidate`` does
         nothing and nothing is expanded."""
         return ToolRenderContext(tool_call_id=tool_call_id, args=args, cwd=self.cwd, is_error=status == "error",
                                  execution_started=True, args_complete=args is not None, status=status,
                                  state=self._render_state.setdefault(tool_call_id, {}))
 
-    def _custom(self, tool_name: str, slot: str, *args: Any) -> str | None:
+    def _custom(self, tool_name: str, slot: str, *args: object) -> str | None:
         """A tool's own ``render_call``/``render_result`` as text, or None for the built-in
         look (none given, it failed, or it returned a widget that only the TUI can show)."""
         session = self.session
@@ -349,7 +352,7 @@ class LineOutput:
             self.notice(f"{slot} of {tool_name} failed: {type(exc).__name__}: {exc}", "error")
             return None
 
-    def as_text(self, value: Any) -> str | None:
+    def as_text(self, value: object) -> str | None:
         """What an extension renderer returned, as lines for this terminal."""
         from .terminal import strip_ansi
 

@@ -8,8 +8,7 @@ with a message" asks for the message. Esc, Ctrl+C or an empty answer denies.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...ai.abort import AbortSignal
 from ...permissions.prompt import REJECT_WITH_MESSAGE, PermissionAnswer, PermissionRequest, shown
 from ...permissions.rules import split_rule_list
 from .output import LineOutput
@@ -17,7 +16,7 @@ from .prompts import Prompter
 
 
 async def ask_permission(output: LineOutput, prompter: Prompter, request: PermissionRequest, *,
-                         signal: Any = None) -> PermissionAnswer:
+                         signal: AbortSignal | None = None) -> PermissionAnswer:
     call = request.tool_call
     lines = [f"{output.marker('tool')} Allow {call.title}?  ({shown(request.reason)})"]
     lines += [f"  {line}" for line in call.detail.split("\n")]

@@ -23,6 +23,7 @@ from prompt_toolkit.formatted_text import ANSI
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
 
+from ...ai.abort import AbortSignal
 from ...base.daemon_threads import run_blocking
 from ...runtime.startup.request import PROMPT_INPUT_LIMIT
 from .terminal import Terminal
@@ -243,7 +244,7 @@ class Prompter:
     # ------------------------------------------------------------------ dialogs
 
     async def _ask(self, session: PromptSession[Any], message: Callable[[], str], *, default: str = "",
-                   timeout: float | None, signal: Any, cancel: Any, title: str) -> Any:
+                   timeout: float | None, signal: AbortSignal | None, cancel: object, title: str) -> Any:
         """Run one question until it is answered, times out, or ``signal`` aborts it."""
         if signal is not None and getattr(signal, "aborted", False):
             return cancel
@@ -270,7 +271,7 @@ class Prompter:
                 task.cancel()
 
         timer = loop.call_later(timeout, stop) if timeout else None
-        unsubscribe = signal.add_listener(lambda: loop.call_soon_threadsafe(stop)) if hasattr(
+        unsubscribe = signal.add_listener(lambda: loop.call_soon_threadsafe(stop)) if signal is not None and hasattr(
             signal, "add_listener") else None
         try:
             return await task
@@ -286,7 +287,7 @@ class Prompter:
                 unsubscribe()
             self.terminal.moved_to_new_line()
 
-    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: Any) -> Any:
+    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: object) -> Any:
         """A dialog answered by the next line of a piped stdin (an empty line or its end cancels)."""
         try:
             answer = await self._read_line(question)
@@ -307,7 +308,7 @@ class Prompter:
         bold = self.terminal.colour
         return lambda: (f"\x1b[1m{title}\x1b[22m" if bold else title) + f" {countdown()}{tail}"
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         """One key: y answers yes; n, Enter, Esc and Ctrl+C answer no."""
         async with self.dialog():
             if message:
@@ -341,7 +342,7 @@ class Prompter:
             return bool(answer)
 
     async def text(self, title: str, *, default: str = "", placeholder: str | None = None, multiline: bool = False,
-                   secret: bool = False, timeout: float | None = None, signal: Any = None) -> str | None:
+                   secret: bool = False, timeout: float | None = None, signal: AbortSignal | None = None) -> str | None:
         """A line (or, ``multiline``, several: Alt+Enter or Esc Enter ends them). Esc or Ctrl+C
         cancels with None."""
         async with self.dialog():
@@ -366,7 +367,7 @@ class Prompter:
             return await self._ask(session, question, default=default, timeout=timeout, signal=signal, cancel=None,
                                    title=title)
 
-    async def choose(self, title: str, labels: list[str], *, timeout: float | None = None, signal: Any = None,
+    async def choose(self, title: str, labels: list[str], *, timeout: float | None = None, signal: AbortSignal | None = None,
                      current: int | None = None, narrow: Callable[[str, list[int]], list[int]] | None = None,
                      limit: int = LIST_LIMIT) -> int | None:
         """The index of one of ``labels``, picked by number or narrowed by words (``narrow``:

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ...runtime.startup.request import StartupError, StartupRequest
 from ..interactive import completion as sources
@@ -24,6 +24,11 @@ from .prompts import Prompter
 from .slash_commands import LineCommands
 from .terminal import Terminal
 from .ui import LineUI
+
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.startup.start import Startup
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C on an empty prompt within this quits
 ESC_FLUSH_S = 0.05  # a lone Esc is told from the start of a key sequence after this
@@ -68,7 +73,7 @@ class LineRepl:
                                           "escape m": self._cycle_permission_mode})
         self.ui = LineUI(self.output, self.prompter)
         self.commands = LineCommands(self)
-        self.startup: Any = None
+        self.startup: Startup | None = None
         self.quit_requested = False
         self._running: asyncio.Task[Any] | None = None
         self._last_ctrl_c = 0.0
@@ -83,11 +88,11 @@ class LineRepl:
     # ------------------------------------------------------------------ the session
 
     @property
-    def host(self) -> Any:
+    def host(self) -> AgentHost | None:
         return self.startup.host if self.startup is not None else None
 
     @property
-    def session(self) -> Any:
+    def session(self) -> LiveSession | None:
         host = self.host
         if host is not None and host.active is not None:
             return host.active
@@ -105,24 +110,25 @@ class LineRepl:
     async def _run(self) -> int:
         from ...runtime.startup.start import start
 
-        def before_start(session: Any) -> None:
+        def before_start(session: LiveSession) -> None:
             session.services.on_active_session(self._on_active)  # the host, which follows replacements
 
         try:
-            self.startup = await start(self.request, ui=self.ui, observers=[self.output], before_start=before_start)
+            startup = self.startup = await start(self.request, ui=self.ui, observers=[self.output],
+                                                 before_start=before_start)
         except StartupError as exc:
             for warning in exc.warnings:
                 print(f"wolli: {warning}", file=sys.stderr)
             print(f"wolli: {exc}", file=sys.stderr)
             return exc.exit_code
-        self.output.session, self.output.cwd = self.startup.session, self.startup.session.cwd
-        self._banner()
-        self.host.start_auto_reload()
-        self._mcp_start = asyncio.ensure_future(self.host.start_mcp(interactive=True))  # in the background
+        self.output.session, self.output.cwd = startup.session, startup.session.cwd
+        self._banner(startup)
+        startup.host.start_auto_reload()
+        self._mcp_start = asyncio.ensure_future(startup.host.start_mcp(interactive=True))  # in the background
         with self._signals():
             if self.resume_first:
                 await self.submit("/resume")
-            for prompt in self.startup.prompts:  # `wolli --plain "fix the test"` starts with that
+            for prompt in startup.prompts:  # `wolli --plain "fix the test"` starts with that
                 await self.submit(prompt.text, images=prompt.images, typed=False)
             while not self._should_quit():
                 try:
@@ -136,32 +142,32 @@ class LineRepl:
                     self.output.notice("Press Ctrl+C again (or Ctrl+D) to quit.")
                     continue
                 await self.submit(text)
-        await self.host.shutdown("quit")
+        await startup.host.shutdown("quit")
         return 0
 
     def _should_quit(self) -> bool:
         return self.quit_requested or (self.host is not None and self.host.shutdown_requested)
 
-    def _banner(self) -> None:
+    def _banner(self, startup: Startup) -> None:
         from ...__about__ import __version__
 
-        session = self.session
+        session, host = self.session or startup.session, startup.host
         model = session.model
         name = f"{model.provider}/{model.id}" if model is not None else "no model"
         keys = "Enter sends · Ctrl+J new line · Esc stops the agent · Ctrl+D quits · /help"
         self.terminal.line(self.output.fg("muted", f"wolli {__version__} · {name} · {session.cwd}"))
-        if not self.host.settings.get("quietStartup"):
+        if not host.settings.get("quietStartup"):
             from ..interactive.startup_summary import startup_summary
 
             # Its first line names the full-screen app's keys; the line mode's follow instead.
-            for line in startup_summary(self.host, session).split("\n")[1:]:
+            for line in startup_summary(host, session).split("\n")[1:]:
                 self.terminal.line(self.output.fg("dim", line))
         self.terminal.line(self.output.fg("dim", keys))
-        for problem in [*self.theme_problems, *self.startup.warnings]:
+        for problem in [*self.theme_problems, *startup.warnings]:
             self.output.notice(problem, "warning")
         self._extension_keys()  # shortcuts that cannot fire here are said now
         if model is None:
-            self.output.notice(self.host.no_model_help(), "warning")
+            self.output.notice(host.no_model_help(), "warning")
 
     def _on_active(self, new: Any, old: Any) -> None:
         """Another session became active (new, resume, fork): print its events."""
@@ -200,6 +206,8 @@ class LineRepl:
         try:
             if await self.commands.run(text):
                 return
+            if session is None:
+                raise RuntimeError("the session has not started yet")
             stripped = text.strip()
             command = stripped.lstrip("!").strip()
             if stripped.startswith("!") and command:
@@ -212,7 +220,7 @@ class LineRepl:
         finally:
             self.output.typed = 0
 
-    async def while_working(self, work: Awaitable[Any]) -> Any:
+    async def while_working(self, work: Awaitable[Any]) -> object:
         """Await ``work`` with Esc and Ctrl+C stopping the agent."""
         task = asyncio.ensure_future(work)
         self._running = task
@@ -373,13 +381,13 @@ class LineRepl:
                     self.output.notice(problem, "warning")
         return self._shortcut_keys[1]
 
-    async def _run_shortcut(self, shortcut: Any) -> None:
+    async def _run_shortcut(self, shortcut: object) -> None:
         from ..interactive.hotkeys import run_shortcut
 
         session = self.session
         if session is None:
             return
-        failed = await run_shortcut(shortcut, session.handler_context(), self.host.home)
+        failed = await run_shortcut(shortcut, session.handler_context(), session.services.home)
         if failed is not None:
             self.output.notice(failed, "error")
 
@@ -396,14 +404,14 @@ class LineRepl:
             if self._files is None or self._files.cwd != cwd:
                 self._files = sources.ProjectFiles(cwd)
             builtin = sources.BuiltinCompletion(self._command_items, self._files, self._argument_items, cwd,
-                                                lambda: self.host.mcp.resource_items() if self.host.mcp else [])
+                                                lambda: self.host.mcp.resource_items() if self.host and self.host.mcp else [])
             self._stacked = (key, sources.stack(builtin, factories, self._report))
         return self._stacked[1]
 
     def _command_items(self) -> list[dict[str, Any]]:
         return self.commands.items() if self.host is not None else []
 
-    async def _argument_items(self, name: str, prefix: str) -> Any:
+    async def _argument_items(self, name: str, prefix: str) -> object:
         return await self.commands.argument_items(name, prefix) if self.host is not None else None
 
     def _report(self, text: str) -> None:

@@ -83,7 +83,7 @@ def shortcut_bindings(shortcuts: dict[str, Any], taken: dict[str, str],
                             "it works in the full-screen app")
             continue
 
-        def fire(event: KeyPressEvent, shortcut: Any = shortcut) -> None:
+        def fire(event: KeyPressEvent, shortcut: object = shortcut) -> None:
             event.app.create_background_task(run(shortcut))
 
         bindings.add(*keys)(fire)

@@ -38,7 +38,7 @@ class LineCommands:
         own = [{"value": f"/{name}", "label": f"/{name}", "description": text} for name, text in OWN.items()]
         return own + command_items(command_entries(self.repl.host, self.repl.session))
 
-    async def argument_items(self, name: str, prefix: str) -> Any:
+    async def argument_items(self, name: str, prefix: str) -> object:
         return await argument_completions(self.context(), name, prefix)
 
     async def run(self, text: str) -> bool:

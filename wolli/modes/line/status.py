@@ -3,7 +3,10 @@ statuses extensions set with ``ctx.ui.set_status``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 
 def _tokens(n: float) -> str:
@@ -13,7 +16,7 @@ def _tokens(n: float) -> str:
     return str(int(n))
 
 
-def status_parts(session: Any, statuses: dict[str, str]) -> list[str]:
+def status_parts(session: LiveSession | None, statuses: dict[str, str]) -> list[str]:
     if session is None:
         return []
     model = session.model

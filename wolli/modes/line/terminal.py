@@ -113,7 +113,7 @@ class Terminal:
         self._tail = "x\n"
         return True
 
-    def rich(self, renderable: Any) -> str:
+    def rich(self, renderable: object) -> str:
         """A Rich renderable (tool bodies, extension renderers) as text for this terminal:
         ANSI on a colour terminal, else plain."""
         import io

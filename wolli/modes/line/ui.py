@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...extensions.ui import NullUI, option_label, option_value
+from ...ai.abort import AbortSignal
+from ...extensions.ui import PLAIN_THEME, NullUI, option_label, option_value
 from ..interactive.highlighting import AnsiTheme
 from .output import LineOutput
 from .prompts import Prompter
 
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
-class LineUI(NullUI):
+
+class LineUI:
     has_ui = True
 
     def __init__(self, output: LineOutput, prompter: Prompter) -> None:
@@ -39,7 +43,7 @@ class LineUI(NullUI):
         except RuntimeError:  # a plain worker thread
             return self.loop is not None
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+    def _call(self, fn: Callable[..., Any], *args: object) -> None:
         if self._elsewhere() and self.loop is not None:
             self.loop.call_soon_threadsafe(fn, *args)
         else:
@@ -52,7 +56,7 @@ class LineUI(NullUI):
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         options = list(options)
 
         async def ask() -> Any:
@@ -62,20 +66,20 @@ class LineUI(NullUI):
 
         return await self._on_loop(ask)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         return bool(await self._on_loop(lambda: self.prompter.confirm(title, message, timeout=timeout, signal=signal)))
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         return await self._on_loop(lambda: self.prompter.text(title, placeholder=placeholder, timeout=timeout,
                                                               signal=signal))
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         return await self._on_loop(lambda: self.prompter.text(title, default=prefill or "", multiline=True,
                                                               timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         """The call printed in full, then a numbered choice; "always" asks for the rule to
         save (pre-filled, editable), "deny with a message" for the message."""
         from .permission_prompt import ask_permission
@@ -122,7 +126,25 @@ class LineUI(NullUI):
 
     @property
     def theme(self) -> Any:
-        return self._theme if self.output.terminal.colour else super().theme
+        return self._theme if self.output.terminal.colour else PLAIN_THEME
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "the line mode uses the theme from settings; it cannot switch at run time"}
+
+    # No place for these in scrollback: the headless modes' inert answers, on purpose.
+    custom = NullUI.custom
+    set_widget = NullUI.set_widget
+    set_footer = NullUI.set_footer
+    set_working_message = NullUI.set_working_message
+    set_working_visible = NullUI.set_working_visible
+    set_working_indicator = NullUI.set_working_indicator
+    get_tools_expanded = NullUI.get_tools_expanded
+    set_tools_expanded = NullUI.set_tools_expanded
+    set_editor_component = NullUI.set_editor_component
+    get_editor_component = NullUI.get_editor_component
+    get_all_themes = NullUI.get_all_themes
+    get_theme = NullUI.get_theme
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = LineUI

@@ -38,7 +38,7 @@ from typing import Any
 from .framing import LineSplitter, decode_record, encode_record
 
 DIALOGS = ("select", "confirm", "input", "editor", "permission")  # ones the client answers
-LATER: Any = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)
+LATER: object = object()  # returned by ``on_ui_request``: the answer is sent later (answer_ui)
 
 
 class RpcError(RuntimeError):
@@ -165,7 +165,7 @@ class RpcClient:
             with self._lock:
                 self._waiting.pop(request_id, None)
 
-    def answer_ui(self, request_id: str, answer: Any) -> None:
+    def answer_ui(self, request_id: str, answer: object) -> None:
         """Answer a dialog: a value (str), ``True``/``False`` (confirm), or None to cancel."""
         self.send(_ui_response(request_id, answer))
 
@@ -272,7 +272,7 @@ class RpcClient:
         self._events.put(record)
 
 
-def _ui_response(request_id: str, answer: Any) -> dict[str, Any]:
+def _ui_response(request_id: str, answer: object) -> dict[str, Any]:
     if isinstance(answer, dict):
         return {"type": "extension_ui_response", "id": request_id, **answer}
     if answer is None:

@@ -17,17 +17,50 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from ...ai.types import THINKING_LEVELS, ImageContent
 from ...runtime.handlers.hook_events import StreamingBehavior, streaming_behavior
 from ...runtime.live.prompting import split_command
 from . import queries
 
-# The client's core (``core.RpcCore``) is passed in; not imported, since it imports this module.
-RpcServer = Any
+if TYPE_CHECKING:
+    from ...agent.agent import QueueMode
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.startup.request import StartupRequest
+    from .output import RecordSink
+    from .ui import RpcUI
+
+
+
+class RpcServer(Protocol):
+    """What commands use of the client's core (``core.RpcCore``, which imports this module)."""
+
+    request: StartupRequest
+    output: RecordSink
+    ui: RpcUI
+    manual_compaction: bool
+    last_compaction_error: str | None
+
+    @property
+    def host(self) -> AgentHost: ...
+
+    @property
+    def session(self) -> LiveSession: ...
+
+    def background(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def check_shutdown(self) -> None: ...
+
+    def emit_notice(self, level: str, message: str) -> None: ...
+
+    def wait_for_run_start(self) -> asyncio.Event: ...
+
+Choice = TypeVar("Choice", bound=str)
+QUEUE_MODES: tuple[QueueMode, ...] = ("all", "one-at-a-time")
 
 
 class CommandError(Exception):
@@ -39,7 +72,7 @@ class _NoData:
         return "NoData"
 
 
-NoData: Any = _NoData()
+NoData: Final = _NoData()
 
 
 @dataclass
@@ -47,6 +80,12 @@ class Later:
     """Accepted; the response follows when ``task`` ends (its result is the ``data``)."""
 
     task: asyncio.Task[Any]
+
+
+# What a command answers: the response's ``data`` (a dict), ``NoData`` (a response without
+# it), None (``data: null``), or ``Later`` (the response follows when the task ends).
+Reply = dict[str, Any] | _NoData | Later | None
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -59,8 +98,8 @@ class CommandSpec:
 COMMANDS: dict[str, CommandSpec] = {}
 
 
-def command(name: str, kind: Literal["query", "at_once", "ordered"] = "ordered") -> Callable[[Any], Any]:
-    def register(fn: Any) -> Any:
+def command(name: str, kind: Literal["query", "at_once", "ordered"] = "ordered") -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
         COMMANDS[name] = CommandSpec(name, kind, fn)
         return fn
 
@@ -89,11 +128,12 @@ def _flag(cmd: dict[str, Any], name: str) -> bool:
     return bool(_field(cmd, name, bool, "true or false", required=True))
 
 
-def _choice(cmd: dict[str, Any], name: str, choices: tuple[str, ...]) -> str:
+def _choice(cmd: dict[str, Any], name: str, choices: tuple[Choice, ...]) -> Choice:
     value = _text(cmd, name)
-    if value not in choices:
-        raise CommandError(f"{cmd['type']}: '{name}' must be one of {', '.join(choices)}, not {value!r}")
-    return str(value)
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise CommandError(f"{cmd['type']}: '{name}' must be one of {', '.join(choices)}, not {value!r}")
 
 
 def _images(cmd: dict[str, Any]) -> list[ImageContent]:
@@ -168,7 +208,7 @@ async def _settle_manual_compaction(server: RpcServer) -> None:
 
 
 @command("prompt")
-async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     text = _text(cmd, "message")
     images = _images(cmd)
     behavior = _behavior(cmd)
@@ -208,17 +248,17 @@ async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: Strea
 
 
 @command("steer")
-async def steer(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def steer(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return await _queue_message(server, cmd, "steer")
 
 
 @command("follow_up")
-async def follow_up(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def follow_up(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return await _queue_message(server, cmd, "follow_up")
 
 
 @command("abort", "at_once")
-async def abort(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     session = server.session
     session.abort()
     await session.wait_for_idle()
@@ -235,7 +275,7 @@ async def _stop_run(server: RpcServer) -> None:
         await session.wait_for_idle()
 
 
-def _options_like(server: RpcServer, session: Any, **overrides: Any) -> Any:
+def _options_like(server: RpcServer, session: LiveSession, **overrides: object) -> Any:
     """Options for a session that carries on from ``session``: same folder, model, level,
     tools and system prompt options, saved when it was saved."""
     from ...runtime.live.options import SessionOptions
@@ -251,7 +291,7 @@ def _options_like(server: RpcServer, session: Any, **overrides: Any) -> Any:
 
 
 @command("new_session")
-async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     parent = _text(cmd, "parentSession", required=False)
     session = server.session
     await _stop_run(server)
@@ -260,7 +300,7 @@ async def new_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("switch_session")
-async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     import os
 
     path = _text(cmd, "sessionPath")
@@ -285,24 +325,26 @@ async def _fork_at(server: RpcServer, entry_id: str | None) -> None:
 
 
 @command("fork")
-async def fork(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def fork(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     entry_id = _text(cmd, "entryId")
     choices = {m["entryId"]: m["text"] for m in queries.fork_messages(server.session)}
     if entry_id not in choices:
         raise CommandError(f"fork: {entry_id!r} is not a user message of the current branch (see get_fork_messages)")
     entry = server.session.session_manager.get_entry(entry_id)
+    if entry is None:  # listed a moment ago: only a concurrent edit of the tree gets here
+        raise CommandError(f"fork: {entry_id!r} is gone from the session")
     await _fork_at(server, entry.parent_id)
     return {"text": choices[entry_id], "cancelled": False}
 
 
 @command("clone")
-async def clone(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def clone(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     await _fork_at(server, server.session.session_manager.get_leaf_id())
     return {"cancelled": False}
 
 
 @command("set_session_name")
-async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     name = _text(cmd, "name").strip()
     if not name:
         raise CommandError("Session name cannot be empty")
@@ -311,7 +353,7 @@ async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("export_html")
-async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     import os
 
     from ...session.export_html import export_session_html
@@ -335,42 +377,42 @@ async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("get_state", "query")
-def get_state(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_state(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return queries.session_state(server.session)
 
 
 @command("get_messages", "query")
-def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"messages": queries.messages(server.session)}
 
 
 @command("get_session_stats", "query")
-def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_session_stats(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return queries.session_stats(server.session)
 
 
 @command("get_fork_messages", "query")
-def get_fork_messages(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_fork_messages(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"messages": queries.fork_messages(server.session)}
 
 
 @command("get_last_assistant_text", "query")
-def get_last_assistant_text(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_last_assistant_text(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"text": queries.last_assistant_text(server.session)}
 
 
 @command("get_commands", "query")
-def get_commands(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_commands(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"commands": queries.commands(server.host, server.session)}
 
 
 @command("get_available_models", "query")
-def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_available_models(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"models": [queries.model_record(m) for m in server.host.model_registry.available()]}
 
 
 @command("get_available_thinking_levels", "query")
-def get_available_thinking_levels(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_available_thinking_levels(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     model = server.session.model
     return {"levels": list(THINKING_LEVELS) if model is not None and model.reasoning else ["off"]}
 
@@ -379,7 +421,7 @@ def get_available_thinking_levels(server: RpcServer, cmd: dict[str, Any]) -> Any
 
 
 @command("set_model")
-async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     provider = _text(cmd, "provider")
     model_id = _text(cmd, "modelId")
     registry = server.host.model_registry
@@ -394,7 +436,7 @@ async def set_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("cycle_model")
-async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     """The next model of the scope the TUI's Ctrl+P cycles (settings ``enabledModels``)."""
     from ..interactive.commands.model import model_key, scoped_models
 
@@ -416,14 +458,14 @@ async def cycle_model(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("set_thinking_level")
-async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     level = _choice(cmd, "level", tuple(THINKING_LEVELS))
     await server.session.set_thinking_level(level)
     return NoData
 
 
 @command("cycle_thinking_level")
-async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def cycle_thinking_level(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     from ..interactive.commands.model import cycle_thinking
 
     level = await cycle_thinking(server.session)
@@ -444,29 +486,29 @@ def _save_setting(server: RpcServer, values: dict[str, Any]) -> None:
 
 
 @command("set_steering_mode")
-async def set_steering_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    mode = _choice(cmd, "mode", ("all", "one-at-a-time"))
+async def set_steering_mode(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+    mode = _choice(cmd, "mode", QUEUE_MODES)
     _save_setting(server, {"steeringMode": mode})
     server.session.agent.steering_mode = mode  # a run in flight follows it too
     return NoData
 
 
 @command("set_follow_up_mode")
-async def set_follow_up_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
-    mode = _choice(cmd, "mode", ("all", "one-at-a-time"))
+async def set_follow_up_mode(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+    mode = _choice(cmd, "mode", QUEUE_MODES)
     _save_setting(server, {"followUpMode": mode})
     server.session.agent.follow_up_mode = mode
     return NoData
 
 
 @command("set_auto_compaction")
-async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_auto_compaction(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     _save_setting(server, {"compaction": {"enabled": _flag(cmd, "enabled")}})
     return NoData
 
 
 @command("set_auto_retry")
-async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     _save_setting(server, {"retry": {"enabled": _flag(cmd, "enabled")}})
     return NoData
 
@@ -475,7 +517,7 @@ async def set_auto_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("compact")
-async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def compact(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     from ...agent.events import to_jsonable
 
     instructions = _text(cmd, "customInstructions", required=False)
@@ -494,7 +536,7 @@ async def compact(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("abort_retry", "at_once")
-async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     server.session.abort_retry()
     return NoData
 
@@ -503,7 +545,7 @@ async def abort_retry(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("bash")
-async def bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def bash(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     command_text = _text(cmd, "command")
     if not command_text.strip():
         raise CommandError("bash: 'command' is empty")
@@ -532,6 +574,6 @@ async def bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("abort_bash", "at_once")
-async def abort_bash(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def abort_bash(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     server.session.abort_bash()
     return NoData

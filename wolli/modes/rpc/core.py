@@ -23,7 +23,8 @@ import asyncio
 import difflib
 import sys
 import traceback
-from typing import Any, Protocol
+from collections.abc import Coroutine
+from typing import Any
 
 from ...runtime.event_records import event_record
 from ...runtime.events import NoticeEvent
@@ -34,16 +35,11 @@ from . import (
 )
 from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
 from .framing import LineSplitter, OversizedRecord, decode_record
+from .output import RecordSink
 from .ui import RpcUI, UiResponseError
 
 # The ``command`` of an error response to a line that is not a command at all (pi's name).
 PARSE = "parse"
-
-
-class RecordSink(Protocol):
-    """Where a client's records go: stdout, a socket."""
-
-    def send(self, record: Any) -> None: ...
 
 
 class RpcCore:
@@ -132,7 +128,7 @@ class RpcCore:
         self._run_waiters.append(waiter)
         return waiter
 
-    def background(self, coroutine: Any) -> asyncio.Task[Any]:
+    def background(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -140,14 +136,14 @@ class RpcCore:
 
     # ------------------------------------------------------------------ responses out
 
-    def respond(self, request_id: Any, command: str, data: Any = NoData) -> None:
+    def respond(self, request_id: object, command: str, data: object = NoData) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": True})
         if data is not NoData:
             record["data"] = data
         self.output.send(record)
 
-    def fail(self, request_id: Any, command: str, error: str) -> None:
+    def fail(self, request_id: object, command: str, error: str) -> None:
         record: dict[str, Any] = {} if request_id is None else {"id": request_id}
         record.update({"type": "response", "command": command, "success": False, "error": error})
         self.output.send(record)
@@ -228,7 +224,7 @@ class RpcCore:
     def _intake_idle(self) -> bool:
         return not self._intake_busy and (self._queue is None or self._queue.empty())
 
-    def _run_query(self, spec: Any, command: dict[str, Any]) -> None:
+    def _run_query(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         try:
             data = spec.handler(self, command)
         except CommandError as exc:
@@ -253,7 +249,7 @@ class RpcCore:
                 self._intake_busy = False
             self.check_shutdown()
 
-    async def _execute(self, spec: Any, command: dict[str, Any]) -> None:
+    async def _execute(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         request_id, kind = command.get("id"), command["type"]
         try:
             result = await spec.handler(self, command)
@@ -270,7 +266,7 @@ class RpcCore:
         else:
             self.respond(request_id, kind, result)
 
-    def _answer_later(self, request_id: Any, kind: str, task: asyncio.Task[Any]) -> None:
+    def _answer_later(self, request_id: object, kind: str, task: asyncio.Task[Any]) -> None:
         if task.cancelled():
             self.fail(request_id, kind, "cancelled: the server is shutting down")
             return

@@ -65,7 +65,7 @@ def _strip_cr(line: bytes) -> bytes:
     return line[:-1] if line.endswith(b"\r") else line
 
 
-def encode_record(value: Any) -> bytes:
+def encode_record(value: object) -> bytes:
     """One JSON record and its ``\\n``, as UTF-8 bytes."""
     text = _encode(value)
     if "\u2028" in text or "\u2029" in text:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .commands import CommandError, NoData, RpcServer, command
+from .commands import CommandError, NoData, Reply, RpcServer, command
 
 if TYPE_CHECKING:
     from ...runtime.host.mcp_link import McpLink
@@ -26,7 +26,7 @@ def _name(cmd: dict[str, Any], key: str = "server") -> str:
 
 
 @command("get_mcp_servers", "query")
-def get_mcp_servers(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_mcp_servers(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     link = server.host.mcp
     if link is None:
         return {"servers": [], "projectPending": False, "toolSearch": None}
@@ -37,7 +37,7 @@ def get_mcp_servers(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("mcp_set_enabled")
-async def mcp_set_enabled(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def mcp_set_enabled(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     link, name = _link(server), _name(cmd)
     enabled = cmd.get("enabled")
     if not isinstance(enabled, bool):
@@ -54,7 +54,7 @@ async def mcp_set_enabled(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("mcp_reconnect")
-async def mcp_reconnect(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def mcp_reconnect(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     try:
         await _link(server).manager.reconnect(_name(cmd))
     except ValueError as exc:
@@ -63,5 +63,5 @@ async def mcp_reconnect(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("mcp_approve_project")
-async def mcp_approve_project(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def mcp_approve_project(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"message": await _link(server).approve_project_now()}

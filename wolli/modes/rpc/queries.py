@@ -7,11 +7,15 @@ clients that poll it: it dumps the model once per model, not once per call).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...agent.events import to_jsonable
 from ...ai.cost import UsageTotals
 from ...ai.types import Model, content_text
+
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
 
 _model_cache: dict[int, tuple[Model, dict[str, Any]]] = {}
 
@@ -28,7 +32,7 @@ def model_record(model: Model | None) -> dict[str, Any] | None:
     return dict(record)
 
 
-def session_state(session: Any) -> dict[str, Any]:
+def session_state(session: LiveSession) -> dict[str, Any]:
     settings = session.settings
     state: dict[str, Any] = {
         "model": model_record(session.model),
@@ -52,7 +56,7 @@ def session_state(session: Any) -> dict[str, Any]:
     return state
 
 
-def session_stats(session: Any) -> dict[str, Any]:
+def session_stats(session: LiveSession) -> dict[str, Any]:
     """Counts and token/cost totals over every message of the session file (compacted ones too)."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0
@@ -87,7 +91,7 @@ def session_stats(session: Any) -> dict[str, Any]:
     return stats
 
 
-def fork_messages(session: Any) -> list[dict[str, Any]]:
+def fork_messages(session: LiveSession) -> list[dict[str, Any]]:
     """The user messages of the current branch a fork can start from."""
     out = []
     for entry in session.session_manager.get_branch():
@@ -96,7 +100,7 @@ def fork_messages(session: Any) -> list[dict[str, Any]]:
     return out
 
 
-def last_assistant_text(session: Any) -> str | None:
+def last_assistant_text(session: LiveSession) -> str | None:
     for message in reversed(session.messages):
         if getattr(message, "role", None) == "assistant":
             text = message.text()
@@ -104,11 +108,11 @@ def last_assistant_text(session: Any) -> str | None:
     return None
 
 
-def messages(session: Any) -> list[Any]:
+def messages(session: LiveSession) -> list[Any]:
     return [to_jsonable(m) for m in session.messages]
 
 
-def commands(host: Any, session: Any) -> list[dict[str, Any]]:
+def commands(host: AgentHost, session: LiveSession) -> list[dict[str, Any]]:
     """Extension commands, prompt templates, skills: what ``prompt`` accepts as ``/name``."""
     out = []
     for info in host.slash_commands(session):

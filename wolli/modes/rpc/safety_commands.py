@@ -8,17 +8,18 @@ does (docs/rpc.md, docs/permissions.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...permissions.modes import MODES, ModeError, next_mode
-from ...permissions.rules import RULE_KINDS, RuleError
-from ...permissions.store import SCOPES
-from .commands import CommandError, _choice, _field, _flag, _text, command
+from ...permissions.rules import RULE_KINDS, RuleError, RuleKind
+from ...permissions.store import SCOPES, Scope
+from .commands import CommandError, Reply, RpcServer, _choice, _field, _flag, _text, command
 
-RpcServer = Any
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 
-def permissions_state(session: Any) -> dict[str, Any]:
+def permissions_state(session: LiveSession) -> dict[str, Any]:
     loaded = session.permissions.host.loaded(session.cwd)
     return {
         "mode": session.permissions.mode,
@@ -31,12 +32,12 @@ def permissions_state(session: Any) -> dict[str, Any]:
 
 
 @command("get_permissions", "query")
-def get_permissions(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_permissions(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return permissions_state(server.session)
 
 
 @command("set_permission_requests")
-async def set_permission_requests(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_permission_requests(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     enabled = _flag(cmd, "enabled")
     server.ui.permission_requests = enabled
     session = server.session
@@ -46,7 +47,7 @@ async def set_permission_requests(server: RpcServer, cmd: dict[str, Any]) -> Any
 
 
 @command("set_permission_mode")
-async def set_permission_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def set_permission_mode(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     mode = _text(cmd, "mode")
     try:
         return {"mode": await server.session.permissions.set_mode(mode, "rpc")}
@@ -55,22 +56,23 @@ async def set_permission_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("cycle_permission_mode")
-async def cycle_permission_mode(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def cycle_permission_mode(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     permissions = server.session.permissions
     return {"mode": await permissions.set_mode(next_mode(permissions.mode), "rpc")}
 
 
-def _rule_fields(cmd: dict[str, Any]) -> tuple[str, str, str]:
+def _rule_fields(cmd: dict[str, Any]) -> tuple[RuleKind, str, Scope]:
     kind = _choice(cmd, "kind", RULE_KINDS)
     rule = _text(cmd, "rule")
     scope = _field(cmd, "scope", str, "one of " + ", ".join(SCOPES), required=False) or "project"
-    if scope not in SCOPES:
-        raise CommandError(f"{cmd['type']}: 'scope' must be one of {', '.join(SCOPES)}, not {scope!r}")
-    return kind, rule, scope
+    for known in SCOPES:
+        if scope == known:
+            return kind, rule, known
+    raise CommandError(f"{cmd['type']}: 'scope' must be one of {', '.join(SCOPES)}, not {scope!r}")
 
 
 @command("add_permission_rule")
-async def add_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def add_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     kind, rule, scope = _rule_fields(cmd)
     session = server.session
     try:
@@ -81,7 +83,7 @@ async def add_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Any:
 
 
 @command("remove_permission_rule")
-async def remove_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def remove_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     kind, rule, scope = _rule_fields(cmd)
     session = server.session
     try:
@@ -104,14 +106,14 @@ def _point_record(point: Any) -> dict[str, Any]:
 
 
 @command("get_rewind_points", "query")
-def get_rewind_points(server: RpcServer, cmd: dict[str, Any]) -> Any:
+def get_rewind_points(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     from ...runtime.safety.rewind import points
 
     return {"points": [_point_record(p) for p in points(server.session)]}
 
 
 @command("rewind")
-async def rewind(server: RpcServer, cmd: dict[str, Any]) -> Any:
+async def rewind(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     from ...runtime.safety.rewind import RewindError
 
     entry_id = _text(cmd, "entryId", required=False)

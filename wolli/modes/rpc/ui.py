@@ -21,10 +21,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI
 from .output import ProtocolOutput
+
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
 _PLACEMENTS = {"above_editor": "aboveEditor", "below_editor": "belowEditor",
                "aboveEditor": "aboveEditor", "belowEditor": "belowEditor"}
@@ -35,7 +39,7 @@ class UiResponseError(ValueError):
     """An ``extension_ui_response`` the server cannot use (the message says why)."""
 
 
-class RpcUI(NullUI):
+class RpcUI:
     has_ui = True
 
     def __init__(self, output: ProtocolOutput) -> None:
@@ -84,8 +88,8 @@ class RpcUI(NullUI):
     # ------------------------------------------------------------------ dialogs
 
     async def _dialog(
-        self, fields: dict[str, Any], cancel_value: Any, parse: Callable[[dict[str, Any]], Any],
-        timeout: float | None, signal: Any,
+        self, fields: dict[str, Any], cancel_value: object, parse: Callable[[dict[str, Any]], Any],
+        timeout: float | None, signal: AbortSignal | None,
     ) -> Any:
         running = asyncio.get_running_loop()
         if self.loop is not None and running is not self.loop:  # asked from a worker thread's loop
@@ -122,7 +126,7 @@ class RpcUI(NullUI):
             if self.on_dialog_closed is not None:
                 self.on_dialog_closed(request_id)
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         labels = [_label(o) for o in options]
 
         def parse(response: dict[str, Any]) -> Any:
@@ -136,7 +140,7 @@ class RpcUI(NullUI):
         return await self._dialog({"method": "select", "title": title, "options": labels}, None, parse,
                                   timeout, signal)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         def parse(response: dict[str, Any]) -> bool:
             if response.get("cancelled") is True:
                 return False
@@ -148,7 +152,7 @@ class RpcUI(NullUI):
         return bool(await self._dialog({"method": "confirm", "title": title, "message": message}, False, parse,
                                        timeout, signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         from ...permissions.prompt import PermissionAnswer, answer_from_json, ask_with_dialogs
 
         if not self.permission_requests:
@@ -164,14 +168,14 @@ class RpcUI(NullUI):
         return await self._dialog(fields, PermissionAnswer.cancelled(), parse, None, signal)
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         fields: dict[str, Any] = {"method": "input", "title": title}
         if placeholder is not None:
             fields["placeholder"] = placeholder
         return await self._dialog(fields, None, _text_answer, timeout, signal)
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         fields: dict[str, Any] = {"method": "editor", "title": title}
         if prefill is not None:
             fields["prefill"] = prefill
@@ -191,7 +195,7 @@ class RpcUI(NullUI):
         (self._shown_statuses.add if text is not None else self._shown_statuses.discard)(key)
         self._tell("setStatus", statusKey=key, statusText=None if text is None else str(text))
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         if content is None:
             lines = None
         elif isinstance(content, str):
@@ -222,17 +226,35 @@ class RpcUI(NullUI):
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return {"success": False, "error": "themes exist only in the full-screen app (ctx.mode == 'tui'), not in rpc mode"}
 
 
-def _label(option: Any) -> str:
+    # Nothing to send for these: the headless modes' inert answers, on purpose.
+    custom = NullUI.custom
+    set_footer = NullUI.set_footer
+    set_working_message = NullUI.set_working_message
+    set_working_visible = NullUI.set_working_visible
+    set_working_indicator = NullUI.set_working_indicator
+    get_editor_text = NullUI.get_editor_text
+    open_url = NullUI.open_url
+    add_autocomplete_provider = NullUI.add_autocomplete_provider
+    get_tools_expanded = NullUI.get_tools_expanded
+    set_tools_expanded = NullUI.set_tools_expanded
+    set_editor_component = NullUI.set_editor_component
+    get_editor_component = NullUI.get_editor_component
+    get_all_themes = NullUI.get_all_themes
+    get_theme = NullUI.get_theme
+    theme = NullUI.theme
+
+
+def _label(option: object) -> str:
     if isinstance(option, dict):
         return str(option.get("label") or option.get("title") or option.get("value"))
     return str(option)
 
 
-def _option_value(option: Any) -> Any:
+def _option_value(option: object) -> Any:
     return option["value"] if isinstance(option, dict) and "value" in option else option
 
 
@@ -252,9 +274,13 @@ def _cancel(future: asyncio.Future[Any]) -> None:
         future.cancel()
 
 
-def _on_abort(signal: Any, callback: Callable[[], None]) -> Callable[[], None]:
+def _on_abort(signal: AbortSignal | None, callback: Callable[[], None]) -> Callable[[], None]:
     add = getattr(signal, "add_listener", None)
     if add is None:
         return lambda: None
     remove = add(callback)
     return remove if callable(remove) else (lambda: None)
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = RpcUI

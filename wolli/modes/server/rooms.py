@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ...runtime.event_records import event_record
-from ..rpc.core import RecordSink
+from ..rpc.output import RecordSink
 from ..rpc.ui import RpcUI
 
 

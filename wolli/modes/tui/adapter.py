@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
 
@@ -22,6 +22,9 @@ from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
 from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
+
+if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
 
 
 class EventAdapter:
@@ -135,7 +138,7 @@ class EventAdapter:
     def _assistant_view(self) -> AssistantMessageView:
         return AssistantMessageView(show_thinking=self.app.thinking_visible)
 
-    def _assistant_rebuild(self, message: Any) -> Widget:
+    def _assistant_rebuild(self, message: AgentMessage) -> Widget:
         view = self._assistant_view()
         view.finish(message)  # applied once mounted
         return view
@@ -194,7 +197,7 @@ class EventAdapter:
                 builders.append(partial(self._history_row, message))
         return builders
 
-    def _history_row(self, message: Any) -> Widget:
+    def _history_row(self, message: AgentMessage) -> Widget:
         return self.build_row(message) or NoticeView("")
 
     def _history_tool(self, call: Any, result: Any) -> Widget:
@@ -212,7 +215,7 @@ class EventAdapter:
         self.tool_rows.clear()
 
 
-def _has_row(message: Any) -> bool:
+def _has_row(message: AgentMessage) -> bool:
     """Whether ``build_row`` shows this message (checked without building a widget)."""
     if message.role == "custom":
         return bool(message.display)

@@ -11,7 +11,7 @@ import os
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events
@@ -42,6 +42,9 @@ from .widgets.queued_messages import QueuedMessages
 from .widgets.simple_messages import InfoView, NoticeView
 from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
+
+if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
@@ -383,7 +386,7 @@ class WolliApp(App[int]):
         fill_footer(self.footer.data, self.controller.session)
         self.footer.refresh_data()
 
-    def on_session_started(self, event: Any) -> None:
+    def on_session_started(self, event: SessionEvent) -> None:
         self.refresh_footer()
         if getattr(event, "reason", None) == "reload":  # new versions may bring new shortcuts
             self.run_worker(self.check_shortcuts(), group="keys")

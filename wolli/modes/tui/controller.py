@@ -48,7 +48,7 @@ class TuiController:
         # Imported here, after the first frame: the runtime is the heaviest import of all.
         from ...runtime.startup.start import start
 
-        def before_start(session: Any) -> None:
+        def before_start(session: LiveSession) -> None:
             session.services.on_active_session(self._on_active)
 
         try:
@@ -170,7 +170,7 @@ class TuiController:
         else:
             await session.prompt(text, images)
 
-    def shortcut(self, key: str) -> Any:
+    def shortcut(self, key: str) -> object:
         """The extension shortcut for a key event's name, once the session is up; None when
         there is none or a built-in key has it (the built-in wins)."""
         if self.host is None or self.session is None:
@@ -236,7 +236,7 @@ class TuiController:
             await self.startup.host.shutdown("quit")
 
 
-def first_run_help(host: Any) -> str:
+def first_run_help(host: AgentHost) -> str:
     """What the TUI says when no model is configured: the ways to get one, /login first."""
     from ...ai.env_keys import ENV_KEYS
     from ...config import paths

@@ -71,7 +71,7 @@ class EditorCompletion:
         host = self.app.controller.host
         return host.mcp.resource_items() if host is not None and host.mcp is not None else []
 
-    async def _argument_completions(self, name: str, prefix: str) -> Any:
+    async def _argument_completions(self, name: str, prefix: str) -> object:
         controller = self.app.controller
         if controller.session is None:
             return None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...runtime.live.stats import session_stats
 from .widgets.footer_bar import FooterData, git_branch
 
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
-def fill_footer(data: FooterData, session: Any) -> None:
+
+def fill_footer(data: FooterData, session: LiveSession | None) -> None:
     if session is None:
         return
     stats = session_stats(session)

@@ -22,7 +22,7 @@ class FrameBatcher:
         self._scheduled = False
         self.flushes = 0  # for tests and benchmarks
 
-    def mark(self, key: Any, fn: Callable[[], None]) -> None:
+    def mark(self, key: object, fn: Callable[[], None]) -> None:
         self._pending[key] = fn
         if not self._scheduled:
             self._scheduled = True
@@ -37,5 +37,5 @@ class FrameBatcher:
         for fn in pending.values():
             fn()
 
-    def drop(self, key: Any) -> None:
+    def drop(self, key: object) -> None:
         self._pending.pop(key, None)

@@ -7,10 +7,13 @@ what a command did stays readable after the fact.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.settings_form import SettingField
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 
 class TuiFront:
@@ -71,7 +74,7 @@ class TuiFront:
 
         return await self.app.ui.dialog(lambda: SessionPicker(source))
 
-    async def pick_tree_entry(self, session: Any) -> TreeChoice | None:
+    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
         from .screens.tree_picker import TreePicker
 
         return await self.app.ui.dialog(lambda: TreePicker(session))

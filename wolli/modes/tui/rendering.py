@@ -45,7 +45,7 @@ def as_renderable(value: Any, on_error: Callable[[BaseException], Text] | None =
     return Text(str(value))
 
 
-def _is_content(value: Any) -> bool:
+def _is_content(value: object) -> bool:
     try:
         from textual.content import Content
     except ImportError:  # pragma: no cover
@@ -91,10 +91,13 @@ class Guarded:
 
 
 def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
-    """A Textual widget an extension made, whose drawing (``render``, or ``render_line`` for a
-    line-API widget) shows one error line instead of ending the app when it raises."""
+    """A Textual widget an extension made, whose building (``compose``) and drawing
+    (``render``, or ``render_line`` for a line-API widget) show one error line instead of
+    ending the app when they raise."""
     from textual.strip import Strip
+    from textual.widgets import Static
 
+    compose = widget.compose
     render = widget.render
     render_line = widget.render_line
     failed: list[Text] = []
@@ -104,7 +107,7 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             failed.append(on_error(exc))
         return failed[0]
 
-    def safe_render() -> Any:
+    def safe_render() -> object:
         try:
             return render()
         except Exception as exc:
@@ -119,6 +122,16 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             line = error(exc)
             return Strip(list(line.render(widget.app.console)), line.cell_len).crop_extend(0, widget.size.width, None)
 
+    def safe_compose() -> Any:
+        # Textual iterates compose() inside its compose context; taking every child in the
+        # first step keeps that context and lets a failure anywhere replace all of them.
+        try:
+            children = list(compose())
+        except Exception as exc:
+            children = [Static(error(exc), classes="widget-error")]
+        yield from children
+
+    widget.compose = safe_compose
     widget.render = safe_render
     widget.render_line = safe_render_line
     return widget
@@ -135,7 +148,7 @@ class RenderContext:
         return self._app.theme_spec
 
     @property
-    def ui_theme(self) -> Any:
+    def ui_theme(self) -> object:
         return self._app.ui_theme
 
     @property

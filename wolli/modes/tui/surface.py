@@ -38,7 +38,7 @@ class ScreenSurface:
             other.set_widget(key, None, self._build_widget)
         slot.set_widget(key, content, self._build_widget)
 
-    def _build_widget(self, key: str, factory: Any) -> Any:
+    def _build_widget(self, key: str, factory: Any) -> object:
         """A widget factory's widget, or the one line saying it failed (traceback logged)."""
         app = self.app
         what = f"the widget {key!r}"
@@ -106,7 +106,7 @@ class ScreenSurface:
         app.editor.text = text
         app.editor.move_cursor(app.editor.document.end)
 
-    def use_editor_factory(self, factory: Any) -> None:
+    def use_editor_factory(self, factory: object) -> None:
         from .custom_editor import swap_editor
 
         swap_editor(self.app, factory)

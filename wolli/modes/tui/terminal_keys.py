@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from textual import events
 from textual._xterm_parser import XTermParser
@@ -99,7 +98,7 @@ def install(protocol: KeyboardProtocol) -> None:
     linux_driver.XTermParser = WolliKeyParser  # type: ignore[misc]
 
 
-def ask(app: Any) -> bool:
+def ask(app: object) -> bool:
     """Send the two questions to the terminal (once the driver runs); False when there is no
     terminal to ask (a test's headless driver)."""
     driver = getattr(app, "_driver", None)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _json_file(change: Any, path: str) -> bool:
+def _json_file(change: object, path: str) -> bool:
     return path.endswith(".json")
 
 

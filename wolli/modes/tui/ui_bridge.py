@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...extensions.ui import NullUI
+from ...ai.abort import AbortSignal
+
+if TYPE_CHECKING:
+    from ...extensions.context import ExtensionUI
 
 
-class TuiUI(NullUI):
+class TuiUI:
     has_ui = True
 
     # ``app`` is the WolliApp; not imported here, since the app imports this module.
@@ -45,7 +48,7 @@ class TuiUI(NullUI):
         async with self._dialog_lock:
             future: asyncio.Future[Any] = running.create_future()
 
-            def answered(value: Any) -> None:
+            def answered(value: object) -> None:
                 if not future.done():
                     future.set_result(value)
 
@@ -54,14 +57,14 @@ class TuiUI(NullUI):
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         from .screens.select_dialog import SelectDialog
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
         return await self.dialog(lambda: SelectDialog(title, options, timeout=timeout, signal=signal))
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: Any = None) -> bool:
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None, signal: AbortSignal | None = None) -> bool:
         from .screens.confirm_dialog import ConfirmDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -69,7 +72,7 @@ class TuiUI(NullUI):
         return bool(await self.dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
-                    signal: Any = None) -> str | None:
+                    signal: AbortSignal | None = None) -> str | None:
         from .screens.input_dialog import InputDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -77,14 +80,14 @@ class TuiUI(NullUI):
         return await self.dialog(lambda: InputDialog(title, placeholder, timeout=timeout, signal=signal))
 
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
-                     signal: Any = None) -> str | None:
+                     signal: AbortSignal | None = None) -> str | None:
         from .screens.editor_dialog import EditorDialog
 
         if signal is not None and getattr(signal, "aborted", False):
             return None
         return await self.dialog(lambda: EditorDialog(title, prefill, timeout=timeout, signal=signal))
 
-    async def ask_permission(self, request: Any, *, signal: Any = None) -> Any:
+    async def ask_permission(self, request: Any, *, signal: AbortSignal | None = None) -> Any:
         from ...permissions.prompt import PermissionAnswer
         from .screens.permission_dialog import PermissionDialog
 
@@ -197,3 +200,7 @@ class TuiUI(NullUI):
         self.autocomplete_providers.clear()
         self.editor_factory = None
         self._call(self.app.surface.reset_extension_ui)
+
+
+if TYPE_CHECKING:
+    _conforms: type[ExtensionUI] = TuiUI

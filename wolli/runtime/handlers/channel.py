@@ -31,11 +31,29 @@ import inspect
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ...agent.events import MessageEndEvent
+    from ...extensions.host import ContextView
+    from .hook_events import (
+        BeforeAgentStartEvent,
+        BeforeProviderRequestEvent,
+        ContextEvent,
+        InputEvent,
+    )
 
 Report = Callable[[str, str, str], None]
 # (owner, event, exception): where the traceback of a handler that raised is kept.
 Log = Callable[[str, str, BaseException], None]
+
+
+
+class NamedEvent(Protocol):
+    """Any event handlers subscribe to by name (its ``type``)."""
+
+    @property
+    def type(self) -> str: ...
 
 
 @dataclass(slots=True)
@@ -135,7 +153,7 @@ RESULT_KEYS: dict[str, frozenset[str]] = {
 }
 
 
-def _fields(result: Any, event: str, owner: str, report: Report) -> dict[str, Any] | None:
+def _fields(result: object, event: str, owner: str, report: Report) -> dict[str, Any] | None:
     """A handler's result as a dict of known keys (unknown keys reported, then ignored)."""
     if result is None:
         return None
@@ -197,7 +215,7 @@ class Dispatcher:
     def has(self, event: str) -> bool:
         return self.registry.has(event)
 
-    async def _call(self, handler: Handler, event: Any, ctx: Any) -> tuple[bool, Any]:
+    async def _call(self, handler: Handler, event: object, ctx: object) -> tuple[bool, Any]:
         """(ok, result). A failure is reported here; callers decide what it means.
 
         An async handler gets the registry's time budget (``asyncio.timeout``: no extra task
@@ -233,11 +251,11 @@ class Dispatcher:
         handler.failures = 0
         return True, result
 
-    async def notify(self, event: Any, ctx: Any) -> None:
+    async def notify(self, event: NamedEvent, ctx: ContextView) -> None:
         for handler in self.registry.for_event(event.type):
             await self._call(handler, event, ctx)
 
-    async def tool_call(self, event: Any, ctx: Any) -> ToolCallDecision | None:
+    async def tool_call(self, event: object, ctx: object) -> ToolCallDecision | None:
         allowed = False
         for handler in self.registry.for_event("tool_call"):
             ok, result = await self._call(handler, event, ctx)
@@ -257,7 +275,7 @@ class Dispatcher:
             allowed = allowed or bool(found.get("allow"))
         return ToolCallDecision(allow=True) if allowed else None
 
-    async def tool_result(self, event: Any, ctx: Any) -> bool:
+    async def tool_result(self, event: object, ctx: object) -> bool:
         """Fold partial patches into ``event`` (content/details/is_error); True when changed."""
         changed = False
         for handler in self.registry.for_event("tool_result"):
@@ -268,7 +286,7 @@ class Dispatcher:
                 changed = True
         return changed
 
-    async def input(self, event: Any, ctx: Any) -> InputDecision:
+    async def input(self, event: InputEvent, ctx: ContextView) -> InputDecision:
         for handler in self.registry.for_event("input"):
             ok, result = await self._call(handler, event, ctx)
             found = _fields(result, "input", handler.owner, self.report) if ok else None
@@ -286,7 +304,7 @@ class Dispatcher:
                 self.report(handler.owner, "input", f"unknown action {action!r}; use continue, transform or handled")
         return InputDecision("continue", event.text, list(event.images))
 
-    async def context(self, event: Any, ctx: Any) -> list[Any]:
+    async def context(self, event: ContextEvent, ctx: ContextView) -> list[Any]:
         for handler in self.registry.for_event("context"):
             ok, result = await self._call(handler, event, ctx)
             found = _fields(result, "context", handler.owner, self.report) if ok else None
@@ -294,14 +312,14 @@ class Dispatcher:
                 event.messages = found["messages"]
         return event.messages
 
-    async def before_provider_request(self, event: Any, ctx: Any) -> Any:
+    async def before_provider_request(self, event: BeforeProviderRequestEvent, ctx: ContextView) -> object:
         for handler in self.registry.for_event("before_provider_request"):
             ok, result = await self._call(handler, event, ctx)
             if ok and result is not None:
                 event.payload = result
         return event.payload
 
-    async def before_agent_start(self, event: Any, ctx: Any) -> AgentStartDecision:
+    async def before_agent_start(self, event: BeforeAgentStartEvent, ctx: ContextView) -> AgentStartDecision:
         decision = AgentStartDecision()
         for handler in self.registry.for_event("before_agent_start"):
             ok, result = await self._call(handler, event, ctx)
@@ -316,7 +334,7 @@ class Dispatcher:
                 event.system_prompt = decision.system_prompt = found["system_prompt"]
         return decision
 
-    async def message_end(self, event: Any, ctx: Any, parse: Callable[[Any], Any]) -> Any:
+    async def message_end(self, event: MessageEndEvent, ctx: ContextView, parse: Callable[[Any], Any]) -> object:
         """The finalized message after every handler; a role change is rejected and reported."""
         for handler in self.registry.for_event("message_end"):
             ok, result = await self._call(handler, event, ctx)
@@ -338,7 +356,7 @@ class Dispatcher:
             event.message = replacement
         return event.message
 
-    async def first_answer(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def first_answer(self, event: NamedEvent, ctx: ContextView) -> dict[str, Any] | None:
         """``user_bash`` and ``session_before_compact``: the first non-empty answer wins."""
         for handler in self.registry.for_event(event.type):
             ok, result = await self._call(handler, event, ctx)
@@ -347,7 +365,7 @@ class Dispatcher:
                 return found
         return None
 
-    async def agent_end(self, event: Any, ctx: Any) -> list[str]:
+    async def agent_end(self, event: object, ctx: object) -> list[str]:
         follow_ups: list[str] = []
         for handler in self.registry.for_event("agent_end"):
             ok, result = await self._call(handler, event, ctx)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ...ai.abort import AbortSignal
+
 InputSource = Literal["interactive", "rpc", "extension"]
 # How a message sent while the agent works is delivered: ``steer`` before its next step,
 # ``follow_up`` when it would stop. One spelling in every mode (RPC's "followUp" and the TypeScript API's
@@ -60,7 +62,7 @@ class ContextEvent:
 
 @dataclass(slots=True)
 class BeforeProviderRequestEvent:
-    payload: Any
+    payload: object
     model: Any = None
     type: str = field(default="before_provider_request", init=False)
 
@@ -96,18 +98,18 @@ class UserBashEvent:
 
 @dataclass(slots=True)
 class SessionBeforeCompactEvent:
-    preparation: Any
+    preparation: object
     branch_entries: list[Any]
     custom_instructions: str | None
-    signal: Any
+    signal: AbortSignal | None
     type: str = field(default="session_before_compact", init=False)
 
 
-def is_tool_call_event_type(tool_name: str, event: Any) -> bool:
+def is_tool_call_event_type(tool_name: str, event: object) -> bool:
     """True when ``event`` is a ``tool_call`` event for ``tool_name`` (narrows in checkers)."""
     return getattr(event, "type", None) == "tool_call" and getattr(event, "tool_name", None) == tool_name
 
 
-def is_bash_tool_result(event: Any) -> bool:
+def is_bash_tool_result(event: object) -> bool:
     """True when ``event`` is a ``tool_result`` event of the built-in bash tool."""
     return getattr(event, "type", None) == "tool_result" and getattr(event, "tool_name", None) == "bash"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...agent.tool import ToolResult, normalize_result
 from ...agent.tool_execution import (
@@ -27,8 +27,12 @@ from ...agent.tool_execution import (
     BeforeToolCallContext,
     BeforeToolCallResult,
 )
+from ...ai.abort import AbortSignal
 from .channel import Dispatcher
 from .hook_events import BeforeProviderRequestEvent, ContextEvent, ToolCallEvent, ToolResultEvent
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 
 class ToolHooks:
@@ -39,7 +43,7 @@ class ToolHooks:
         self.permissions = permissions  # safety.permissions.SessionPermissions (None: every call runs)
         self.checkpoints = checkpoints  # safety.checkpointing.TurnCheckpoints
 
-    async def before_tool_call(self, call: BeforeToolCallContext, signal: Any) -> BeforeToolCallResult | None:
+    async def before_tool_call(self, call: BeforeToolCallContext, signal: AbortSignal | None) -> BeforeToolCallResult | None:
         name = call.tool_call.name
         gate = self.permissions.gate if self.permissions is not None else None
         if gate is not None:
@@ -65,7 +69,7 @@ class ToolHooks:
             await self.checkpoints.before(call.tool_call.id, name, call.input)
         return None
 
-    async def after_tool_call(self, done: AfterToolCallContext, signal: Any) -> AfterToolCallResult | None:
+    async def after_tool_call(self, done: AfterToolCallContext, signal: AbortSignal | None) -> AfterToolCallResult | None:
         if self.checkpoints is not None:
             await self.checkpoints.after(done.tool_call.id, done.tool_call.name, done.input)
         if not self.dispatch.has("tool_result"):
@@ -84,12 +88,12 @@ class ToolHooks:
         content = normalize_result({"content": event.content}).content
         return AfterToolCallResult(content=content, details=event.details, is_error=bool(event.is_error), has_details=True)
 
-    async def transform_context(self, messages: list[Any], signal: Any) -> list[Any]:
+    async def transform_context(self, messages: list[Any], signal: AbortSignal | None) -> list[Any]:
         if not self.dispatch.has("context"):
             return messages
         return await self.dispatch.context(ContextEvent(copy.deepcopy(messages)), self.context())
 
-    async def on_payload(self, payload: Any, model: Any) -> Any:
+    async def on_payload(self, payload: object, model: Model) -> object:
         if not self.dispatch.has("before_provider_request"):
             return None
         return await self.dispatch.before_provider_request(BeforeProviderRequestEvent(payload, model), self.context())

@@ -17,7 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    pass
 
 DEFAULT_DEBOUNCE_MS = 300
 
@@ -103,6 +106,6 @@ class AutoReloader:
             session.notice("info", f"auto-reload: extensions reloaded ({loaded} loaded)")
 
 
-def _python_source(change: Any, path: str) -> bool:
+def _python_source(change: object, path: str) -> bool:
     name = Path(path).name
     return name.endswith(".py") and "__pycache__" not in path and not name.startswith(".")

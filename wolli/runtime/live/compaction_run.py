@@ -11,7 +11,7 @@ or idle, so messages are never replaced under a running request.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.abort import AbortController
 from ..events import CompactionEndEvent, CompactionReason, CompactionStartEvent, NoticeEvent
@@ -19,11 +19,14 @@ from ..handlers.channel import Dispatcher
 from ..handlers.hook_events import SessionBeforeCompactEvent
 from .settings_view import compaction_settings, stream_idle_timeout
 
+if TYPE_CHECKING:
+    from .services import SessionCore
+
 Emit = Callable[[Any], Any]
 
 
 class Compactor:
-    def __init__(self, session: Any, dispatch: Dispatcher) -> None:
+    def __init__(self, session: SessionCore, dispatch: Dispatcher) -> None:
         from ...session.compaction import CompactionBreaker
 
         self.session = session  # the owning LiveSession (manager, agent, services, emit)

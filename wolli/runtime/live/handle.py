@@ -24,6 +24,7 @@ from ..handlers.hook_events import streaming_behavior
 from .live_session import LiveSession
 
 if TYPE_CHECKING:
+    from ...agent.messages import CustomMessage
     from ...ai.types import Model
 
 
@@ -154,7 +155,7 @@ class SessionHandle:
 
     # ------------------------------------------------------------------ running
 
-    async def prompt(self, text: str, options: dict[str, Any] | None = None, **kwargs: Any) -> str:
+    async def prompt(self, text: str, options: dict[str, Any] | None = None, **kwargs: object) -> str:
         opts = {**(options or {}), **kwargs}
         behavior = streaming_behavior(opts.get("streaming_behavior", opts.get("streamingBehavior")))
         return await self._live().prompt(text, opts.get("images"), streaming_behavior=behavior, source="extension")
@@ -207,14 +208,14 @@ class SessionHandle:
     def get_system_prompt_options(self) -> Any:
         return self._live().system_prompt_options()
 
-    def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[Any]:
+    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[Any]:
         session = self._live()
         deliver = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
         if deliver not in ("steer", "follow_up", "next_turn"):
             raise ValueError(f"deliver_as must be 'steer', 'follow_up' or 'next_turn', not {deliver_as!r}")
         return self._schedule(lambda: session.send_message(message, trigger_turn=trigger_turn, deliver_as=deliver))
 
-    def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Awaitable[Any]:
+    def send_user_message(self, content: object, *, deliver_as: str | None = None) -> Awaitable[Any]:
         session = self._live()
         if deliver_as is None and not session.is_idle():
             raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
@@ -222,7 +223,7 @@ class SessionHandle:
 
     # ------------------------------------------------------------------ the session file
 
-    def append_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_entry(self, custom_type: str, data: object = None) -> str:
         return self._live().append_entry(custom_type, data)
 
     def get_session_name(self) -> str | None:

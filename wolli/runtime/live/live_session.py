@@ -12,6 +12,9 @@ model and thinking level on resume, and emits the session event stream on two ch
 A message reaches the session file only after its ``message_end`` handlers have folded it,
 so a replacement is what lands on disk. The run state (``idle | running | retrying |
 compacting``) spans retries and compaction; ``prompt`` while busy queues the message.
+
+Three parts live beside it: ``model_selection`` (model and thinking level), ``toolset``
+(tools and system prompt) and ``queueing`` (steer, follow-up, extension messages).
 """
 
 from __future__ import annotations
@@ -29,19 +32,17 @@ from ...agent.events import MessageEndEvent, MessageStartEvent
 from ...agent.messages import BashExecutionMessage, CustomMessage, parse_agent_message, user_message
 from ...agent.tool import ToolDefinition
 from ...ai.abort import AbortController, AbortSignal
-from ...ai.types import THINKING_LEVELS, AssistantMessage, ImageContent, Model, ThinkingLevel, content_text
+from ...ai.types import AssistantMessage, ImageContent, Model, ThinkingLevel
 from ..events import (
     ExtensionErrorEvent,
     ModelSelectEvent,
     NoticeEvent,
-    QueueUpdateEvent,
     RunState,
     RunStateEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     ShutdownReason,
     StartReason,
-    ThinkingLevelSelectEvent,
 )
 from ..handlers import hook_events
 from ..handlers.channel import Dispatcher
@@ -52,13 +53,15 @@ from ..handlers.hook_events import (
     StreamingBehavior,
     UserBashEvent,
 )
-from ..resources.system_prompt import BuildSystemPromptOptions, PromptSection, build_system_prompt
 from .compaction_run import Compactor
+from .model_selection import ModelSelection
 from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
+from .queueing import MessageQueue
 from .recovery import Recovery, drop_failed, last_assistant
 from .services import SessionServices
 from .settings_view import default_thinking_level, stream_idle_timeout
+from .toolset import Toolset
 
 if TYPE_CHECKING:
     from ...session.manager import SessionManager
@@ -77,7 +80,7 @@ class SessionClosedError(RuntimeError):
     """The session was closed (replaced, or the host shut down)."""
 
 
-class LiveSession:
+class LiveSession(ModelSelection, Toolset, MessageQueue):
     def __init__(
         self, services: SessionServices, session_manager: SessionManager, options: SessionOptions | None = None
     ) -> None:
@@ -90,7 +93,7 @@ class LiveSession:
         self._observers: list[Observer] = []
         self._observer_snapshot: tuple[Observer, ...] = ()
         self._dispatch = Dispatcher(services.handlers, self._report_handler_error, self._log_handler_error)
-        self._ctx: Any = None
+        self._ctx: object = None
         self._state: RunState = "idle"
         self._idle = asyncio.Event()
         self._idle.set()
@@ -210,7 +213,7 @@ class LiveSession:
 
         return remove
 
-    def _deliver(self, event: Any) -> None:
+    def _deliver(self, event: object) -> None:
         for observer in self._observer_snapshot:
             try:
                 result = observer(event)
@@ -318,124 +321,6 @@ class LiveSession:
         self.session_manager.stop_writing()
         self._deliver(NoticeEvent("warning", f"could not write {path}: {exc.strerror or exc}; "
                                              "this session is no longer being saved"))
-
-    # ------------------------------------------------------------------ model and thinking level
-
-    def _find_model(self, stored: tuple[str, str] | None) -> Model | None:
-        return self.services.model_registry.find(stored[0], stored[1]) if stored else None
-
-    def _clamp_level(self, level: str | None) -> ThinkingLevel:
-        if level not in THINKING_LEVELS:
-            level = "off"
-        model = self.agent.state.model
-        if model is not None and not model.reasoning:
-            return "off"
-        return level  # type: ignore[return-value]
-
-    def _record_model_and_level(self) -> None:
-        model = self.agent.state.model
-        if model is not None:
-            self.session_manager.append_model_change(model.provider, model.id)
-        self.session_manager.append_thinking_level_change(self.agent.state.thinking_level)
-
-    def _record_overrides(self, stored_model: tuple[str, str] | None, stored_level: str | None) -> None:
-        """A resumed session run with another model or level (``-c --model X --thinking Y``)
-        records the change, so the next plain resume continues with what was used last."""
-        model = self.agent.state.model
-        if model is not None and stored_model != (model.provider, model.id):
-            self.session_manager.append_model_change(model.provider, model.id)
-        resumed_level = self._clamp_level(stored_level or default_thinking_level(self.settings))
-        if self.agent.state.thinking_level != resumed_level:
-            self.session_manager.append_thinking_level_change(self.agent.state.thinking_level)
-
-    async def set_model(self, model: Model, source: str = "set") -> bool:
-        """Switch models; False (nothing changes) when no API key is available for it."""
-        if self.services.get_api_key(model) is None and not self.services.model_registry.is_available(model):
-            return False
-        previous = self.agent.state.model
-        self.agent.set_model(model)
-        self.session_manager.append_model_change(model.provider, model.id)
-        clamped = self._clamp_level(self.agent.state.thinking_level)
-        if clamped != self.agent.state.thinking_level:
-            await self.set_thinking_level(clamped)
-        await self.emit(ModelSelectEvent(model, previous, source))  # type: ignore[arg-type]
-        return True
-
-    async def set_thinking_level(self, level: str) -> ThinkingLevel:
-        previous = self.agent.state.thinking_level
-        clamped = self._clamp_level(level)
-        self.agent.set_thinking_level(clamped)
-        if clamped != previous:
-            self.session_manager.append_thinking_level_change(clamped)
-            await self.emit(ThinkingLevelSelectEvent(clamped, previous))
-        return clamped
-
-    # ------------------------------------------------------------------ tools and system prompt
-
-    def _load_tools(self, active: list[str] | None) -> None:
-        self.all_tools = _unique([*self.services.create_tools(self.cwd, self), *self._extra_tools])
-        names = [t.name for t in self.all_tools]
-        self.active_tool_names = [n for n in (active if active is not None else names) if n in names]
-        self.agent.set_tools([t for t in self.all_tools if t.name in self.active_tool_names])
-
-    def refresh_tools(self) -> None:
-        """Re-read the tool set (tools registered since), keeping the active selection;
-        newly registered tools become active."""
-        known = {t.name for t in self.all_tools}
-        keep = list(self.active_tool_names)
-        self.all_tools = _unique([*self.services.create_tools(self.cwd, self), *self._extra_tools])
-        keep += [t.name for t in self.all_tools if t.name not in known]
-        self.set_active_tools(keep)
-
-    def set_active_tools(self, names: list[str]) -> list[str]:
-        """Activate the named tools; returns the names that do not exist."""
-        known = {t.name for t in self.all_tools}
-        self.active_tool_names = [n for n in dict.fromkeys(names) if n in known]
-        self.agent.set_tools([t for t in self.all_tools if t.name in self.active_tool_names])
-        self._refresh_system_prompt()
-        return [n for n in names if n not in known]
-
-    def add_tools(self, tools: list[ToolDefinition], activate: bool = True) -> None:
-        self._extra_tools = _unique([*self._extra_tools, *tools])
-        self.all_tools = _unique([*self.all_tools, *tools])
-        names = self.active_tool_names + ([t.name for t in tools] if activate else [])
-        self.set_active_tools(names)
-
-    def system_prompt_options(self) -> BuildSystemPromptOptions:
-        resources = self.services.resources(self.cwd)
-        return BuildSystemPromptOptions(
-            config=self.settings,
-            cwd=self.cwd,
-            soul=resources.soul,
-            memory=resources.memory,
-            user=resources.user,
-            skills=list(resources.skills),
-            selected_tools=list(self.active_tool_names),
-            append_system_prompt=self._append_system_prompt,
-            context_files=list(resources.context_files),
-            custom_prompt=self._custom_system_prompt,
-            prompt_sections=[
-                *(PromptSection(title, text, order) for title, text, order in self.permissions.prompt_sections()),
-                *(PromptSection(section.title, section.text(), section.order)
-                  for section in getattr(self.services, "prompt_sections", [])),
-            ],
-        )
-
-    def refresh_system_prompt(self) -> None:
-        self._refresh_system_prompt()
-
-    def _refresh_system_prompt(self) -> None:
-        """Rebuild the stored base prompt; a run's ``before_agent_start`` override stays in
-        place until that run ends."""
-        overridden = self.agent.state.system_prompt != self._base_system_prompt and not self.is_idle()
-        self._base_system_prompt = build_system_prompt(self.system_prompt_options(), self.all_tools)
-        if not overridden:
-            self.agent.set_system_prompt(self._base_system_prompt)
-
-    @property
-    def system_prompt(self) -> str:
-        """The prompt of the current run (with any override), else the base prompt."""
-        return self.agent.state.system_prompt
 
     # ------------------------------------------------------------------ the prompt pipeline
 
@@ -602,67 +487,6 @@ class LiveSession:
             drop_failed(self.agent.state.messages, last)
         return True
 
-    # ------------------------------------------------------------------ queues and messages
-
-    def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
-        self.agent.steer(user_message(text, images))
-        self._sync_queue()
-
-    def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
-        self.agent.follow_up(user_message(text, images))
-        self._sync_queue()
-
-    def clear_queue(self) -> tuple[list[str], list[str]]:
-        """Take every queued message back (Esc puts them into the editor); their texts."""
-        steering, follow_ups = self.agent.clear_queues()
-        self._sync_queue()
-        return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
-
-    def queued_texts(self) -> tuple[list[str], list[str]]:
-        steering, follow_ups = self.agent.queued_messages()
-        return [_text_of(m) for m in steering], [_text_of(m) for m in follow_ups]
-
-    @property
-    def pending_message_count(self) -> int:
-        return self.agent.pending_message_count
-
-    def _sync_queue(self) -> None:
-        current = self.queued_texts()
-        if current != self._queue_seen:
-            self._queue_seen = current
-            self._deliver(QueueUpdateEvent(list(current[0]), list(current[1])))
-
-    async def send_message(self, message: Any, *, trigger_turn: bool = False, deliver_as: str = "steer") -> None:
-        """An extension's custom message (shown when ``display``; sent to the model)."""
-        self._check_open()
-        custom = to_custom_message(message)
-        if deliver_as == "next_turn":
-            self._next_turn.append(custom)
-            return
-        if not self.is_idle():
-            self.agent.follow_up(custom) if deliver_as == "follow_up" else self.agent.steer(custom)
-            self._sync_queue()
-            return
-        if trigger_turn:
-            await self._run(lambda: self.agent.prompt(custom))
-            return
-        await self.emit(MessageStartEvent(custom))
-        self.agent.append_message(custom)
-        end = MessageEndEvent(custom)
-        await self._on_agent_event(end)
-
-    async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> str:
-        """A user message as if typed (through ``input`` handlers, source ``extension``)."""
-        text, images = _split_content(content)
-        behavior = hook_events.streaming_behavior(deliver_as)
-        if not self.is_idle() and behavior is None:
-            raise RuntimeError("The agent is busy: pass deliver_as='steer' or 'follow_up' to queue the message.")
-        return await self.prompt(text, images, streaming_behavior=behavior, source="extension")
-
-    def append_entry(self, custom_type: str, data: Any = None) -> str:
-        """Extension state in the session tree; never sent to the model."""
-        return self.session_manager.append_custom_entry(custom_type, data)
-
     # ------------------------------------------------------------------ control
 
     def abort(self) -> None:
@@ -775,16 +599,7 @@ class LiveSession:
             raise SessionClosedError(f"session {self.session_id} is closed")
 
 
-def _unique(tools: list[ToolDefinition]) -> list[ToolDefinition]:
-    """Later definitions of a name win (an extension overriding a built-in)."""
-    by_name: dict[str, ToolDefinition] = {}
-    for tool in tools:
-        by_name.pop(tool.name, None)
-        by_name[tool.name] = tool
-    return list(by_name.values())
-
-
-def _parse_message(value: Any) -> Any:
+def _parse_message(value: object) -> object:
     """A handler's replacement message, validated: a dict, or a model built with
     ``model_copy(update=...)`` (which skips validation) is parsed again from its JSON."""
     if isinstance(value, dict):
@@ -795,25 +610,8 @@ def _parse_message(value: Any) -> Any:
     return value
 
 
-def _text_of(message: Any) -> str:
-    return content_text(getattr(message, "content", ""))
-
-
 def _ends_with_assistant(messages: list[Any]) -> bool:
     return bool(messages) and getattr(messages[-1], "role", None) == "assistant"
-
-
-def _split_content(content: Any) -> tuple[str, list[Any]]:
-    if isinstance(content, str):
-        return content, []
-    texts, images = [], []
-    for block in content or []:
-        kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block["text"] if isinstance(block, dict) else block.text)
-        elif kind == "image":
-            images.append(ImageContent.model_validate(block) if isinstance(block, dict) else block)
-    return "\n".join(texts), images
 
 
 def _log_observer_failure(task: asyncio.Future[Any]) -> None:

@@ -45,7 +45,7 @@ def expand_input(resources: ResourceSet, text: str) -> str:
     return text
 
 
-def to_custom_message(value: Any) -> CustomMessage:
+def to_custom_message(value: object) -> CustomMessage:
     """A message handed over by extension code: a CustomMessage, or a dict of its fields
     (``custom_type`` or ``customType``, ``content``, ``display``, ``details``)."""
     if isinstance(value, CustomMessage):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.overflow import is_context_overflow
 from ...ai.types import AssistantMessage
@@ -21,12 +21,15 @@ from ..events import AutoRetryEndEvent, AutoRetryStartEvent, NoticeEvent, RunSta
 from .retry import is_retryable, retry_delay_ms, wait_too_long
 from .settings_view import retry_settings
 
+if TYPE_CHECKING:
+    from .services import SessionCore
+
 
 class Recovery:
     """One run's recovery loop. ``session`` supplies ``agent``, ``settings``, ``emit``,
     ``set_run_state`` and ``compact_for_overflow``."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionCore) -> None:
         self.session = session
         self._cancel = asyncio.Event()
         self.overflow_retry_used = False

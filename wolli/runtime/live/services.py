@@ -7,19 +7,22 @@ the sessions) without the session importing the host back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ...agent.agent import Agent
     from ...agent.tool import ToolDefinition
     from ...ai.models import ModelRegistry
-    from ...ai.types import Model
+    from ...ai.types import AssistantMessage, Model
     from ...config.settings import Settings
     from ...extensions.context import ExtensionMode
     from ...session.manager import SessionManager
     from ...tools.environment import Environment
-    from ..handlers.channel import HandlerRegistry
+    from ..events import RunState
+    from ..handlers.channel import Dispatcher, HandlerRegistry
     from ..resources.loading import ResourceSet
     from ..safety.permissions import HostPermissions
     from ..safety.sandbox import SandboxService
@@ -81,6 +84,48 @@ class SessionServices(Protocol):
         """``@server:uri`` resource references replaced by their content."""
         ...
 
+    def on_active_session(self, listener: Callable[[Any, Any], Any]) -> Callable[[], None]:
+        """Call ``listener(new, old)`` whenever the active session changes; returns a remover."""
+        ...
+
     def find_command(self, name: str) -> Any:
         """An extension command by invocation name (``review`` or ``review:2``), or None."""
         ...
+
+
+class SessionCore(Protocol):
+    """A live session as its own helpers see it (retry and overflow recovery, compaction,
+    tree navigation, statistics): :class:`~.live_session.LiveSession` is the one, and these
+    modules cannot import it back."""
+
+    agent: Agent
+    settings: Settings
+    services: SessionServices
+    session_manager: SessionManager
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def session_file(self) -> str | None: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def messages(self) -> list[Any]: ...
+
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+
+    def handler_context(self) -> Any: ...
+
+    def set_run_state(self, state: RunState) -> None: ...
+
+    def context_usage(self) -> dict[str, Any]: ...
+
+    async def emit(self, event: Any) -> None: ...
+
+    async def wait_for_idle(self) -> None: ...
+
+    async def compact_for_overflow(self, failed: AssistantMessage) -> bool: ...

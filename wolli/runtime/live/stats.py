@@ -8,7 +8,10 @@ this run of the conversation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .services import SessionCore
 
 from ...ai.cost import UsageTotals
 
@@ -36,7 +39,7 @@ class SessionStats:
         return {**asdict(self), "total_tokens": self.total_tokens}
 
 
-def session_stats(session: Any) -> SessionStats:
+def session_stats(session: SessionCore) -> SessionStats:
     stats = SessionStats(session.session_file, session.session_id)
     totals = UsageTotals()
     for message in session.messages:

@@ -13,9 +13,12 @@ learned there without the whole detour in its context.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import SessionBeforeTreeEvent, SessionTreeEvent
+
+if TYPE_CHECKING:
+    from .services import SessionCore
 
 BRANCH_SUMMARY_PROMPT = (
     "The user went back to an earlier point of the conversation below and will continue from "
@@ -33,7 +36,7 @@ def abandoned_entries(manager: Any, old_leaf: str | None, target: str | None) ->
     return [e for e in manager.get_branch(old_leaf) if e.id not in kept]
 
 
-async def summarize_branch(session: Any, entries: list[Any], custom_instructions: str | None = None) -> tuple[str, Any]:
+async def summarize_branch(session: SessionCore, entries: list[Any], custom_instructions: str | None = None) -> tuple[str, Any]:
     """(summary, details) of ``entries`` by the session's model; raises CompactionError."""
     from ...session.compaction import summary_output_tokens
     from ...session.summarize import (
@@ -74,7 +77,7 @@ async def summarize_branch(session: Any, entries: list[Any], custom_instructions
     return summary, {"readFiles": read, "modifiedFiles": modified}
 
 
-async def navigate_tree(session: Any, entry_id: str | None, *, summarize: bool = False,
+async def navigate_tree(session: SessionCore, entry_id: str | None, *, summarize: bool = False,
                         custom_instructions: str | None = None) -> bool:
     """Move ``session``'s leaf to ``entry_id`` (None: before the first entry); False if a
     handler cancelled. With ``summarize`` the abandoned branch is summarised first (a failed

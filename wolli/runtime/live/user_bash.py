@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...agent.messages import BashExecutionMessage
+from ...ai.abort import AbortSignal
 from ...tools.bash import run_bash
 from ...tools.environment import Environment
 
 
 async def run_user_bash(
-    env: Environment, command: str, *, exclude_from_context: bool = False, signal: Any = None,
+    env: Environment, command: str, *, exclude_from_context: bool = False, signal: AbortSignal | None = None,
     on_output: Callable[[bytes], None] | None = None,
 ) -> BashExecutionMessage:
     """Run ``command`` like the bash tool does (same limits, full output file when cut);
@@ -28,7 +28,7 @@ async def run_user_bash(
     )
 
 
-def message_from_result(command: str, result: Any, exclude_from_context: bool) -> BashExecutionMessage:
+def message_from_result(command: str, result: object, exclude_from_context: bool) -> BashExecutionMessage:
     """A ``user_bash`` handler's ready result (``{output, exit_code, cancelled, truncated}``,
     snake_case or camelCase keys) as the message the transcript and the model see."""
     data = dict(result) if isinstance(result, dict) else {k: v for k, v in vars(result).items() if not k.startswith("_")}

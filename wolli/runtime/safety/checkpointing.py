@@ -28,13 +28,14 @@ if TYPE_CHECKING:  # imported at the first change: a session that edits nothing 
     from ...session.checkpoints.blobs import BlobStore
     from ...session.checkpoints.git_capture import GitSnapshot
     from ...session.checkpoints.records import FileState, HashCache
+    from .guarded import GuardedSession
 
 FILE_TOOLS = frozenset({"edit", "write"})
 
 
 class TurnCheckpoints:
     # ``session`` is the LiveSession (not imported: it imports this module).
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: GuardedSession) -> None:
         self.session = session
         self._cache: HashCache | None = None
         self._store: BlobStore | None = None
@@ -76,6 +77,10 @@ class TurnCheckpoints:
                 self._store.link_into(fresh, _all_blobs(self._store))
                 self._store.discard()
             self._store = fresh
+            if not fresh.temporary:
+                from ...session.checkpoints.sweep import sweep_in_background
+
+                sweep_in_background(fresh.root.parent, only_if_due=True)
         return self._store
 
     def _work_tree(self) -> str | None:

@@ -17,9 +17,10 @@ the model how the user could allow it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...agent.tool_execution import BeforeToolCallResult
+from ...ai.abort import AbortSignal
 from ...permissions.modes import PermissionMode
 from ...permissions.policy import Context, Decision, RuleSet, ToolFacts, evaluate
 from ...permissions.prompt import (
@@ -33,11 +34,15 @@ from ...permissions.rules import RuleError
 from ...permissions.suggest import suggest_rules
 from ..events import NoticeEvent
 
+if TYPE_CHECKING:
+    from ...agent.tool import ToolDefinition
+    from .guarded import GuardedSession
+
 
 class GateOwner(Protocol):
     """What the gate needs of its session's permissions (``permissions.SessionPermissions``)."""
 
-    session: Any
+    session: GuardedSession
     host: Any  # permissions.HostPermissions
     mode: PermissionMode
 
@@ -54,10 +59,10 @@ class PermissionGate:
         # anyway; this also covers a hook or a subagent asking meanwhile).
         self._asking = asyncio.Lock()
 
-    def _facts(self, name: str, tool: Any) -> ToolFacts:
+    def _facts(self, name: str, tool: ToolDefinition) -> ToolFacts:
         return ToolFacts(name, bool(getattr(tool, "read_only", False)))
 
-    def precheck(self, name: str, tool: Any, arguments: dict[str, Any]) -> BeforeToolCallResult | None:
+    def precheck(self, name: str, tool: ToolDefinition, arguments: dict[str, Any]) -> BeforeToolCallResult | None:
         """Deny rules and plan mode, before any handler sees the call."""
         rules, context = self.owner.check_inputs()
         decision = evaluate(self._facts(name, tool), arguments, rules, context)
@@ -66,8 +71,8 @@ class PermissionGate:
         return None
 
     async def decide(
-        self, tool_call_id: str, name: str, tool: Any, arguments: dict[str, Any], *, vouched: bool = False,
-        signal: Any = None,
+        self, tool_call_id: str, name: str, tool: ToolDefinition, arguments: dict[str, Any], *, vouched: bool = False,
+        signal: AbortSignal | None = None,
     ) -> BeforeToolCallResult | None:
         """The whole policy on the final arguments; asks the user when it says ``ask``."""
         decision = self._evaluate(name, tool, arguments, vouched)
@@ -77,8 +82,8 @@ class PermissionGate:
             return BeforeToolCallResult(block=True, reason=decision.reason)
         session = self.owner.session
         # A server gives each session its own ``ctx.ui`` (its clients); otherwise the front end's.
-        per_session = getattr(session.services, "session_ui", None)  # type: ignore[attr-defined]
-        ui = per_session(session) if per_session is not None else session.services.ui  # type: ignore[attr-defined]
+        per_session = getattr(session.services, "session_ui", None)
+        ui = per_session(session) if per_session is not None else session.services.ui
         suggested = tuple(suggest_rules(name, arguments, self.owner.host.store(session.cwd).where))
         if not getattr(ui, "has_ui", False) or not getattr(ui, "can_ask_permission", True):
             return BeforeToolCallResult(block=True, reason=_nobody_to_ask(name, decision, suggested, session))
@@ -95,7 +100,7 @@ class PermissionGate:
                 answer = PermissionAnswer.cancelled()
         return self._apply(request, answer or PermissionAnswer.cancelled())
 
-    def _evaluate(self, name: str, tool: Any, arguments: dict[str, Any], vouched: bool) -> Decision:
+    def _evaluate(self, name: str, tool: ToolDefinition, arguments: dict[str, Any], vouched: bool) -> Decision:
         rules, context = self.owner.check_inputs()
         return evaluate(self._facts(name, tool), arguments, rules, context, vouched=vouched)
 
@@ -125,8 +130,8 @@ class PermissionGate:
             session._deliver(NoticeEvent("info", f"saved {kind} rule {rule} for this project (/permissions)"))
 
 
-def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: Any) -> str:
-    mode = session.services.mode  # type: ignore[attr-defined]
+def _nobody_to_ask(name: str, decision: Decision, suggested: tuple[str, ...], session: GuardedSession) -> str:
+    mode = session.services.mode
     rules = " ".join(f"'{r}'" for r in suggested) or f"'{name}'"
     return (f"Not run: this call needs the user's approval ({decision.reason}), and nobody can answer in "
             f"{mode} mode. The user can allow it with --allowed-tools {rules}, a permissions.allow rule in "

@@ -18,9 +18,11 @@ from ...permissions.modes import ModeError, PermissionMode, parse_mode
 from ..events import NoticeEvent, PermissionModeChangeEvent
 
 if TYPE_CHECKING:  # imported on first use: a session that runs no tool never loads them
+    from ...extensions.host import ExtensionHost
     from ...permissions.policy import Context, Decision, RuleSet
     from ...permissions.store import LoadedRules, PermissionStore, Scope
     from .gate import PermissionGate
+    from .guarded import GuardedSession
 
 # Front ends where someone can answer a question (the others start in ``yolo``).
 INTERACTIVE_MODES = frozenset({"tui", "plain", "acp"})
@@ -49,7 +51,7 @@ class StartingMode:
 class HostPermissions:
     """Rules and the starting mode for every session of one host."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
         self.cli_allow: list[str] = []
         self.cli_deny: list[str] = []
@@ -71,7 +73,7 @@ class HostPermissions:
         self._stores.clear()
         self._cache.clear()
 
-    def _settings_changed(self, _merged: Any) -> None:
+    def _settings_changed(self, _merged: object) -> None:
         self._settings_version += 1
 
     # ------------------------------------------------------------------ rules
@@ -98,7 +100,7 @@ class HostPermissions:
         self._cache[store.cwd] = (stamp, loaded)
         return loaded
 
-    def handle(self, session: Any = None) -> Any:
+    def handle(self, session: object = None) -> Any:
         """What extensions hold (``wolli.permissions``; ``ctx.permissions`` binds a session)."""
         from .handle import PermissionsHandle
 
@@ -188,7 +190,7 @@ class SessionPermissions:
     """One session's mode and the checks of its tool calls."""
 
     # ``session`` is the LiveSession (not imported: it imports this module).
-    def __init__(self, session: Any, host_permissions: HostPermissions, mode: PermissionMode | None = None) -> None:
+    def __init__(self, session: GuardedSession, host_permissions: HostPermissions, mode: PermissionMode | None = None) -> None:
         self.session = session
         self.host = host_permissions
         start = host_permissions.starting_mode()

@@ -21,12 +21,16 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...session.checkpoints.plan import SCOPES, RewindPoint, conflicts, plan_rewind, rewind_points
 from ...session.checkpoints.records import before_record, capture, current
 from ...session.checkpoints.restore import Change, restore
 from ..events import RewindEvent
+
+if TYPE_CHECKING:
+    from ...session.entries import SessionEntry
+    from .guarded import GuardedSession
 
 CONFLICT_CHOICES = ("ask", "overwrite", "skip", "cancel")
 AskConflicts = Callable[[list[str]], "Awaitable[str | None] | str | None"]
@@ -70,11 +74,11 @@ class RewindResult:
         return "Rewind: " + ", ".join(parts) + "."
 
 
-def points(session: Any) -> list[RewindPoint]:
+def points(session: GuardedSession) -> list[RewindPoint]:
     return rewind_points(session.session_manager.get_branch())
 
 
-async def rewind(session: Any, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "ask",
+async def rewind(session: GuardedSession, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "ask",
                  ask: AskConflicts | None = None) -> RewindResult:
     if scope not in SCOPES:
         raise RewindError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}")
@@ -134,7 +138,7 @@ def _find(available: list[RewindPoint], entry_id: str | None) -> RewindPoint:
     raise RewindError(f"{entry_id!r} is not a rewind point of this branch (a message of yours, or a rewind)")
 
 
-async def _move_conversation(session: Any, point: RewindPoint, scope: str) -> bool | None:
+async def _move_conversation(session: GuardedSession, point: RewindPoint, scope: str) -> bool | None:
     """Move the leaf for the conversation part; None when a handler said no."""
     if scope == "code":
         return False
@@ -152,7 +156,7 @@ async def _move_conversation(session: Any, point: RewindPoint, scope: str) -> bo
     return True if moved else None
 
 
-async def _restore(session: Any, point: RewindPoint, scope: str, from_leaf: str | None, changes: list[Change],
+async def _restore(session: GuardedSession, point: RewindPoint, scope: str, from_leaf: str | None, changes: list[Change],
                    result: RewindResult) -> None:
     """Keep the files' content now, restore them at once, and record the rewind."""
     checkpoints = session.checkpoints
@@ -184,7 +188,7 @@ async def _restore(session: Any, point: RewindPoint, scope: str, from_leaf: str 
     checkpoints.forget_files([c.path for c in changes])  # the next change keeps the restored content
 
 
-def _text_of(entry: Any) -> str | None:
+def _text_of(entry: SessionEntry | None) -> str | None:
     message = getattr(entry, "message", None)
     content = getattr(message, "content", None)
     if isinstance(content, str):

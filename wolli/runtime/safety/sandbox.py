@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import NoticeEvent
 
 if TYPE_CHECKING:
+    from ...extensions.host import ExtensionHost
     from ...permissions.policy import Decision
     from ...tools.environment import Environment
 
@@ -76,9 +77,9 @@ def read_settings(settings: Any) -> SandboxSettings:
 
 
 class SandboxService:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: ExtensionHost) -> None:
         self.host = host
-        self._availability: Any = None
+        self._availability: object = None
         self._reported = False
         self._proxy: Any = None
         self._policy: tuple[Any, tuple[bool, Decision | None]] | None = None
@@ -110,7 +111,7 @@ class SandboxService:
             then = "shell commands ask before they run" if config.fallback == "ask" else "shell commands are refused"
             deliver(NoticeEvent("warning", f"sandbox: {found.reason}; {then} (sandbox.fallback: {config.fallback})"))
 
-    def bash_policy(self, version: Any = None) -> tuple[bool, Decision | None]:
+    def bash_policy(self, version: object = None) -> tuple[bool, Decision | None]:
         """(shell commands may run without asking, what they get instead of the sandbox);
         ``version`` (of the settings) lets a caller that checks often skip re-reading them."""
         if version is not None and self._policy is not None and self._policy[0] == version:

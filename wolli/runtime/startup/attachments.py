@@ -14,10 +14,13 @@ import base64
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.types import ImageContent
 from ...base.safe_files import read_capped
+
+if TYPE_CHECKING:
+    pass
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 # Larger files are not read at all (the read tool's own ceiling).

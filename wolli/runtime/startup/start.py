@@ -107,7 +107,7 @@ def check_options(request: StartupRequest, registered_flags: dict[str, Any]) -> 
     return flags
 
 
-def _flag_type(flag: Any) -> str | None:
+def _flag_type(flag: object) -> str | None:
     return getattr(flag, "type", None) if flag is not None else None
 
 
@@ -323,7 +323,7 @@ def _check_session_reference(ref: str | None) -> None:
         )
 
 
-def settings_paths(value: Any) -> list[str]:
+def settings_paths(value: object) -> list[str]:
     """settings.json ``extensions``: a list of paths (anything else was reported on load)."""
     return [str(v) for v in value] if isinstance(value, list) else []
 

@@ -17,7 +17,10 @@ is not overwritten without asking.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ..entries import SessionEntry
 
 Scope = Literal["code", "conversation", "both"]
 SCOPES: tuple[Scope, ...] = ("both", "code", "conversation")
@@ -48,7 +51,7 @@ def _checkpoints(entries: list[Any]) -> list[Any]:
     return [e for e in entries if getattr(e, "type", None) == "checkpoint"]
 
 
-def _user_text(entry: Any) -> str | None:
+def _user_text(entry: SessionEntry) -> str | None:
     message: Any = getattr(entry, "message", None)
     if getattr(entry, "type", None) != "message" or getattr(message, "role", None) != "user":
         return None

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..settings_form import SettingField
+
+if TYPE_CHECKING:
+    from ....runtime.live.live_session import LiveSession
 
 
 @dataclass
@@ -72,7 +75,7 @@ class Front(Protocol):
     async def pick_session(self, source: SessionSource) -> str | None:
         """The file of the session to open, or None."""
 
-    async def pick_tree_entry(self, session: Any) -> TreeChoice | None:
+    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
         """An entry of ``session``'s tree (see :mod:`.tree_rows`), or None."""
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:

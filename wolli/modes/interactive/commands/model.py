@@ -4,17 +4,22 @@ the thinking level, /login, /logout."""
 from __future__ import annotations
 
 import fnmatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fuzzy import fuzzy_score, rank
 from .definition import BuiltinCommand, CommandContext
 
+if TYPE_CHECKING:
+    from ....ai.types import Model
+    from ....runtime.host.agent_host import AgentHost
+    from ....runtime.live.live_session import LiveSession
 
-def model_key(model: Any) -> str:
+
+def model_key(model: Model) -> str:
     return f"{model.provider}/{model.id}"
 
 
-async def choose_model(ctx: CommandContext, model: Any, thinking: str | None = None, *, remember: bool = True) -> bool:
+async def choose_model(ctx: CommandContext, model: Model, thinking: str | None = None, *, remember: bool = True) -> bool:
     """Switch the session to ``model``; ``remember`` makes it the default for new sessions."""
     if not await ctx.session.set_model(model, "set"):
         ctx.front.notify(f"No API key for {model.provider}: add one with /login {model.provider} "
@@ -30,7 +35,7 @@ async def choose_model(ctx: CommandContext, model: Any, thinking: str | None = N
     return True
 
 
-def announce_model(ctx: CommandContext, model: Any, then: str = "") -> None:
+def announce_model(ctx: CommandContext, model: Model, then: str = "") -> None:
     """Say which model is now in use, unless the client prints model changes itself (then
     only ``then`` is said): one line per change, not two."""
     if ctx.front.shows_model_changes:
@@ -63,7 +68,7 @@ def complete_model(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
     return rank(prefix, items, "search")
 
 
-def scoped_models(host: Any) -> list[tuple[Any, str | None]]:
+def scoped_models(host: AgentHost) -> list[tuple[Any, str | None]]:
     """The models Ctrl+P cycles: settings ``enabledModels`` (globs such as
     ``anthropic/*``, ``*sonnet*``, or names ``--model`` takes, each with an optional
     ``:level``), in that order; every available model when it is not set."""
@@ -111,7 +116,7 @@ async def cycle_model(ctx: CommandContext, step: int) -> Any:
     return model if await choose_model(ctx, model, level, remember=False) else None
 
 
-async def cycle_thinking(session: Any) -> str | None:
+async def cycle_thinking(session: LiveSession | None) -> str | None:
     """The next thinking level (the session clamps it to the model); None without reasoning."""
     from ....ai.types import THINKING_LEVELS
 
@@ -125,7 +130,7 @@ async def cycle_thinking(session: Any) -> str | None:
 # ---------------------------------------------------------------------- keys
 
 
-def login_providers(host: Any) -> list[str]:
+def login_providers(host: AgentHost) -> list[str]:
     """Providers a key can be stored for: every known one, configured ones first."""
     from ....ai.env_keys import ENV_KEYS
 

@@ -14,12 +14,15 @@ rules). With arguments it acts at once:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....permissions.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
 from ....permissions.rules import RULE_KINDS
 from ....permissions.store import SCOPES
 from .definition import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ....runtime.live.live_session import LiveSession
 
 _SAVED_SCOPES = ("project", "user", "global")
 _SCOPE_HELP = {
@@ -29,7 +32,7 @@ _SCOPE_HELP = {
 }
 
 
-def permissions_report(session: Any) -> str:
+def permissions_report(session: LiveSession) -> str:
     permissions = session.permissions
     loaded = permissions.host.loaded(session.cwd)
     lines = [f"Mode      {permissions.mode}: {DESCRIPTIONS[permissions.mode]}", ""]
@@ -140,7 +143,7 @@ async def _menu(ctx: CommandContext) -> None:
         await permissions(ctx, "approve")
 
 
-async def cycle_mode(session: Any) -> str:
+async def cycle_mode(session: LiveSession) -> str:
     """The key's next mode: default -> accept-edits -> plan (-> yolo when the session was
     started in yolo by a flag or a setting) -> default."""
     permissions = session.permissions

@@ -13,9 +13,13 @@ a slash command never takes the client down. Anything that is not a built-in goe
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext, CommandEntry
+
+if TYPE_CHECKING:
+    from ....runtime.host.agent_host import AgentHost
+    from ....runtime.live.live_session import LiveSession
 
 
 @cache
@@ -67,7 +71,7 @@ async def run_builtin(ctx: CommandContext, text: str) -> bool:
     return True
 
 
-def command_entries(host: Any, session: Any, *, include_hidden: bool = False) -> list[CommandEntry]:
+def command_entries(host: AgentHost, session: LiveSession, *, include_hidden: bool = False) -> list[CommandEntry]:
     """Built-ins, then extension commands, prompt templates and skills."""
     seen: set[str] = set()
     out: list[CommandEntry] = []

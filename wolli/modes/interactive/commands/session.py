@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext
 from .front import SessionSource
+
+if TYPE_CHECKING:
+    from ....runtime.live.live_session import LiveSession
 
 
 async def new_session(ctx: CommandContext, args: str) -> None:
@@ -27,7 +30,7 @@ async def resume(ctx: CommandContext, args: str) -> None:
     await ctx.host.resume_session(path)
 
 
-def _user_entries(session: Any) -> list[tuple[Any, str]]:
+def _user_entries(session: LiveSession) -> list[tuple[Any, str]]:
     from ..tree_rows import content_text
 
     out = []
@@ -115,7 +118,7 @@ async def name(ctx: CommandContext, args: str) -> None:
     ctx.front.notify(f"Session named {new.strip()!r}.")
 
 
-def session_report(session: Any) -> str:
+def session_report(session: LiveSession) -> str:
     from ....runtime.live.stats import session_stats
 
     stats = session_stats(session)
@@ -162,7 +165,7 @@ async def compact(ctx: CommandContext, args: str) -> None:
     ctx.front.notify(f"Compacted: {result.tokens_before:,} tokens summarised.")
 
 
-def last_answer(session: Any) -> str | None:
+def last_answer(session: LiveSession) -> str | None:
     for message in reversed(session.messages):
         if getattr(message, "role", None) == "assistant":
             text = "\n".join(b.text for b in message.content if getattr(b, "type", None) == "text" and b.text)

@@ -18,6 +18,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ....ai.abort import AbortSignal
+
 T = TypeVar("T")
 
 
@@ -26,7 +28,7 @@ class TimedDialog(ModalScreen[T], Generic[T]):
     DEFAULT_CLASSES = "dialog"
     BOX_CLASSES = "dialog-box"
 
-    def __init__(self, title: str, *, timeout: float | None = None, signal: Any = None, cancel_value: Any = None) -> None:
+    def __init__(self, title: str, *, timeout: float | None = None, signal: AbortSignal | None = None, cancel_value: Any = None) -> None:
         super().__init__()
         self.title_text = title
         self.timeout = timeout

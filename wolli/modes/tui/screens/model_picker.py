@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from ...interactive.fuzzy import fuzzy_score
 from .picker_base import PickerScreen
+
+if TYPE_CHECKING:
+    pass
 
 
 def _key(model: Any) -> str:

@@ -61,7 +61,7 @@ class PickerScreen(TimedDialog[Any]):
 
     # ------------------------------------------------------------------ list
 
-    def refill(self, keep: Any = None) -> None:
+    def refill(self, keep: object = None) -> None:
         rows = self.rows(self.search.value)[:MAX_ROWS]
         self.values = [value for _, value in rows]
         self.results.clear_options()
@@ -71,7 +71,7 @@ class PickerScreen(TimedDialog[Any]):
             index = self.values.index(keep) if keep is not None and keep in self.values else self.initial_index()
             self.results.highlighted = max(0, min(index, len(rows) - 1))
 
-    def highlighted_value(self) -> Any:
+    def highlighted_value(self) -> object:
         index = self.results.highlighted
         return self.values[index] if index is not None and 0 <= index < len(self.values) else None
 
@@ -87,7 +87,7 @@ class PickerScreen(TimedDialog[Any]):
         event.stop()
         self.choose(self.values[int(event.option.id or 0)])
 
-    def choose(self, value: Any) -> None:
+    def choose(self, value: object) -> None:
         if value is not None:
             self.close(value)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -18,6 +18,9 @@ from textual.binding import Binding
 from ...interactive.commands.front import SessionSource
 from ...interactive.session_search import content_matches, match_sessions, session_title
 from .picker_base import PickerScreen
+
+if TYPE_CHECKING:
+    pass
 
 CONTENT_SEARCH_DELAY_S = 0.25
 

@@ -9,7 +9,7 @@ searches, ←/→ fold and unfold a fork while the search is empty, Ctrl+L label
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -17,6 +17,9 @@ from textual.binding import Binding
 from ...interactive.commands.front import TreeChoice
 from ...interactive.tree_rows import FILTER_HELP, FILTERS, TreeRow, tree_rows
 from .picker_base import PickerScreen
+
+if TYPE_CHECKING:
+    from ....runtime.live.live_session import LiveSession
 
 KIND_STYLE = {"user": "bold", "assistant": "", "tool": "italic", "bash": "italic", "summary": "italic",
               "custom": "italic", "setting": "italic"}
@@ -32,7 +35,7 @@ class TreePicker(PickerScreen):
     ]
     HINT = "↑↓ move · Enter go there · Tab filter · ←→ fold · Ctrl+L label · type to search · Esc cancel"
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: LiveSession) -> None:
         super().__init__("Session tree")
         self.session = session
         self.manager = session.session_manager

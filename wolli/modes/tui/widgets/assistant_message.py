@@ -9,7 +9,7 @@ shown (``␛[2J``), never obeyed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import Vertical
 from textual.widgets import Static
@@ -17,6 +17,9 @@ from textual.widgets import Static
 from ....base.text_safety import terminal_safe
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
+
+if TYPE_CHECKING:
+    from ....agent.messages import AgentMessage
 
 
 class AssistantMessageView(Vertical):
@@ -30,7 +33,7 @@ class AssistantMessageView(Vertical):
         self._blocks: dict[int, tuple[Any, int]] = {}
         self.error: Static | None = None
         # Set before mounting (a row rebuilt from history): shown once mounted.
-        self.pending_message: Any = None
+        self.pending_message: object = None
         self._final = False
         self._ready = False  # mounted: children can be mounted into it
 
@@ -113,7 +116,7 @@ class AssistantMessageView(Vertical):
             self.error = Static(terminal_safe(text), markup=False, classes="message-error")
             self.mount(self.error)
 
-    def _diverged(self, message: Any) -> bool:
+    def _diverged(self, message: AgentMessage) -> bool:
         """Whether a block shown so far is not the start of the same block of ``message``."""
         content = getattr(message, "content", []) or []
         for index, (widget, _) in self._blocks.items():

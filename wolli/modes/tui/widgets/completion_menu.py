@@ -19,7 +19,7 @@ class CompletionMenu(OptionList):
         self.prefix = ""
         self.display = False
 
-    def show(self, prefix: str, items: list[dict[str, Any]], keep: Any = None) -> None:
+    def show(self, prefix: str, items: list[dict[str, Any]], keep: object = None) -> None:
         """Show ``items``; the one whose value is ``keep`` is highlighted, else the first."""
         self.prefix, self.items = prefix, items
         self.clear_options()

@@ -170,7 +170,7 @@ class PromptEditor(TextArea):
         """The text with every collapsed paste marker replaced by what was pasted."""
         return _PASTE_MARK.sub(lambda m: self.pastes.get(int(m.group(1)), m.group(0)), self.text)
 
-    def attach_image(self, image: Any) -> None:
+    def attach_image(self, image: object) -> None:
         """Keep ``image`` for the next send and show ``[image #N]`` where the cursor is."""
         self._image_count += 1
         self.images[self._image_count] = image

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.widgets import Static
 
 from ....base.text_safety import terminal_safe
+
+if TYPE_CHECKING:
+    pass
 
 
 class BashExecutionView(Static):

@@ -107,14 +107,14 @@ class ToolRow(Vertical):
 
     # ------------------------------------------------------------------ rendering
 
-    def _definition(self) -> Any:
+    def _definition(self) -> object:
         return self.context.tool(self.tool_name)
 
-    def _owner(self, definition: Any) -> str:
+    def _owner(self, definition: object) -> str:
         source = str(getattr(definition, "source", "") or "")
         return source.removeprefix("extension:") or self.tool_name
 
-    def _custom(self, slot: str, *args: Any) -> Any:
+    def _custom(self, slot: str, *args: Any) -> object:
         """What the tool's own renderer for ``slot`` returned (a widget, or a guarded
         renderable), or None for the built-in look (none given, or it raised)."""
         definition = self._definition()
@@ -147,7 +147,7 @@ class ToolRow(Vertical):
             args_complete=self.args is not None, show_images=False, status=self.state, state=self.shared,
             invalidate=self.invalidate)
 
-    def _header(self) -> Any:
+    def _header(self) -> object:
         custom = None
         if self.args is not None:  # a row made from a result alone has no arguments to show
             context = self._render_context()

@@ -20,12 +20,15 @@ caught) becomes a one-line error instead of taking the app down.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    pass
 
 MAX_MOUNTED = 24
 PAGE = 20
