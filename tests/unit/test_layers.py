@@ -131,7 +131,7 @@ def import_cycles() -> list[list[str]]:
 # itself and the rooms ranked below it; rooms of one rank do not import each other (the
 # clients of modes/ never reach into one another). docs/architecture.md explains each room.
 ROOMS: dict[str, list[set[str]]] = {
-    "modes": [{"tui", "line", "rpc", "headless", "acp"}, {"interactive"}, {"common"}],
+    "modes": [{"server"}, {"tui", "line", "rpc", "headless", "acp"}, {"interactive"}, {"common"}],
     "runtime": [{"startup"}, {"host"}, {"subagents"}, {"live"}, {"safety"}, {"handlers"}, {"resources"},
                 {"events", "event_records"}],
 }

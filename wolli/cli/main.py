@@ -73,6 +73,11 @@ Packages (docs/packages.md):
   wolli import claude-settings [FILE]   run the hooks of a Claude Code settings.json from now on
   --claude-settings FILE    run the hooks of a Claude Code settings.json in this run (repeatable)
 
+One server, several clients (docs/server.md):
+  wolli serve [--listen HOST:PORT]   host sessions for clients on a Unix socket (and TCP, with a token)
+  wolli serve --list                 the server's live sessions and their clients
+  wolli attach [SESSION] [--plain]   join a session of the running server (started on demand)
+
   -v, --version             print the version
   -h, --help                this help
 
@@ -325,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         from .packages import run_package_command
 
         return run_package_command(argv[0], argv[1:])
+    if argv[:1] in (["serve"], ["attach"]):  # the resident server and its clients (docs/server.md)
+        from .serve import run_attach_command, run_serve_command
+
+        return (run_serve_command if argv[0] == "serve" else run_attach_command)(argv[1:])
     try:
         args = parse_args(argv)
     except UsageError as exc:

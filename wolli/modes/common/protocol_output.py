@@ -14,9 +14,15 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from .framing import encode_record
+
+
+class RecordSink(Protocol):
+    """Where a client's records go: stdout, a socket, every client of a session."""
+
+    def send(self, record: Any) -> None: ...
 
 
 class ProtocolOutput:

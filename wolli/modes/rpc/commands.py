@@ -31,16 +31,16 @@ if TYPE_CHECKING:
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
     from ...runtime.startup.request import StartupRequest
-    from .output import ProtocolOutput
+    from ..common.protocol_output import RecordSink
     from .ui import RpcUI
 
 
 
 class RpcServer(Protocol):
-    """What commands use of the server (``server.RpcServer``, which imports this module)."""
+    """What commands use of the client's core (``core.RpcCore``, which imports this module)."""
 
     request: StartupRequest
-    output: ProtocolOutput
+    output: RecordSink
     ui: RpcUI
     manual_compaction: bool
     last_compaction_error: str | None

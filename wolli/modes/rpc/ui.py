@@ -52,6 +52,10 @@ class RpcUI:
         self._shown_widgets: set[str] = set()
         # The client answers ``permission`` requests (``set_permission_requests``).
         self.permission_requests = False
+        # The open dialogs' requests, for a client that arrives while they wait (wolli serve),
+        # and who to tell when one closes (answered, timed out, cancelled).
+        self.open_requests: dict[str, dict[str, Any]] = {}
+        self.on_dialog_closed: Callable[[str], Any] | None = None
 
     # ------------------------------------------------------------------ the client's answers
 
@@ -105,6 +109,7 @@ class RpcUI:
         record: dict[str, Any] = {"type": "extension_ui_request", "id": request_id, **fields}
         if timeout is not None and timeout > 0:
             record["timeout"] = int(timeout * 1000)
+        self.open_requests[request_id] = record
         try:
             self.output.send(record)
             return await asyncio.wait_for(answer, timeout if timeout and timeout > 0 else None)
@@ -117,7 +122,10 @@ class RpcUI:
             return cancel_value
         finally:
             self._pending.pop(request_id, None)
+            self.open_requests.pop(request_id, None)
             remove_listener()
+            if self.on_dialog_closed is not None:
+                self.on_dialog_closed(request_id)
 
     async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
         labels = [_label(o) for o in options]

@@ -73,6 +73,9 @@ class AgentHost:
         self.settings = settings or Settings(self.name)
         self.mode: ExtensionMode = mode
         self.ui: ExtensionUI = ui if ui is not None else NullUI()
+        # A front end serving several sessions to their own clients (``wolli serve``) gives
+        # each session its own ``ctx.ui``; otherwise every session shares ``ui``.
+        self.session_ui: Callable[[LiveSession], ExtensionUI] | None = None
         self.handlers = HandlerRegistry()
         from ..safety.permissions import HostPermissions
 
@@ -190,7 +193,8 @@ class AgentHost:
     def handler_context(self, session: LiveSession) -> HandlerContext:
         from ..safety.handle import PermissionsHandle
 
-        return HandlerContext(session=self.handle(session), ui=self.ui, mode=self.mode,
+        ui = self.session_ui(session) if self.session_ui is not None else self.ui
+        return HandlerContext(session=self.handle(session), ui=ui, mode=self.mode,
                               permissions=PermissionsHandle(self.permissions, session))
 
     def handle(self, session: LiveSession) -> SessionHandle:
@@ -397,8 +401,11 @@ class AgentHost:
             await self.replace_active(session, "resume")
         return session
 
-    async def fork_session(self, entry_id: str | None, *, source: LiveSession | None = None) -> LiveSession:
-        """A new session holding the branch up to ``entry_id``, replacing the active one."""
+    async def fork_session(
+        self, entry_id: str | None, *, source: LiveSession | None = None, replace: bool = True
+    ) -> LiveSession:
+        """A new session holding the branch up to ``entry_id``, replacing the active one
+        (``replace=False``: resident beside it, for a server whose clients each have theirs)."""
         from ...session.manager import SessionManager
 
         origin = source or self.active
@@ -415,7 +422,10 @@ class AgentHost:
         from ..safety.checkpointing import share_blobs
 
         share_blobs(origin, session)
-        await self.replace_active(session, "fork")
+        if replace:
+            await self.replace_active(session, "fork")
+        else:
+            await session.start("fork", origin.session_file)
         return session
 
     async def replace_with_new(

@@ -81,7 +81,9 @@ class PermissionGate:
         if decision.outcome == "deny":
             return BeforeToolCallResult(block=True, reason=decision.reason)
         session = self.owner.session
-        ui = session.services.ui
+        # A server gives each session its own ``ctx.ui`` (its clients); otherwise the front end's.
+        per_session = getattr(session.services, "session_ui", None)
+        ui = per_session(session) if per_session is not None else session.services.ui
         suggested = tuple(suggest_rules(name, arguments, self.owner.host.store(session.cwd).where))
         if not getattr(ui, "has_ui", False) or not getattr(ui, "can_ask_permission", True):
             return BeforeToolCallResult(block=True, reason=_nobody_to_ask(name, decision, suggested, session))

@@ -1,0 +1,385 @@
+"""One client of ``wolli serve``: a socket carrying the RPC protocol, plus the server's own
+commands (``auth``, ``attach``, ``detach``, ``get_live_sessions``).
+
+Over TCP the first line must be ``{"type": "auth", "token": T}``; anything else, or a wrong
+token, is answered with an error and the connection is closed. Before ``attach`` only the
+server's own commands apply. The session-replacing commands move *this* client: ``new_session``,
+``switch_session``, ``fork`` and ``clone`` attach it to the new (or opened) session, and the
+clients of the old one stay where they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ...runtime.live.options import SessionOptions
+from ..common.framing import encode_record
+from ..rpc import queries
+from ..rpc.commands import CommandError, CommandSpec
+from ..rpc.core import RpcCore
+from . import websocket
+from .access import token_matches
+from .rooms import SessionRoom
+
+
+class ResidentServer(Protocol):
+    """What a connection needs of the server (``serve.ResidentServer``)."""
+
+    request: Any
+    host: Any
+    ui: Any
+    token: str | None
+    clients: list[ClientConnection]
+
+    def hello(self, *, auth_required: bool) -> dict[str, Any]: ...
+
+    def client_left(self) -> None: ...
+
+    def room_for(self, session: Any) -> SessionRoom: ...
+
+    async def new_session(self, cwd: str | None) -> Any: ...
+
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+# A client that stops reading is cut off once this much output waits for it, so one stalled
+# client never holds the server's memory (or the other clients) hostage.
+WRITE_BACKLOG_LIMIT = 32 * 1024 * 1024
+# Commands that need no session (everything else needs ``attach`` first).
+SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
+# A TCP client that has not authenticated by then is disconnected.
+AUTH_DEADLINE_S = 30.0
+_ids = itertools.count(1)
+
+
+class SocketSink:
+    """Records to one socket, from the loop or from a tool's worker thread."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.thread = threading.get_ident()
+        self.closed = False
+        self.encode: Callable[[Any], bytes] = encode_record  # a JSON line; a WebSocket message
+
+    def send(self, record: Any) -> None:
+        if self.closed:
+            return
+        self.send_raw(self.encode(record))
+
+    def send_raw(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if threading.get_ident() == self.thread:
+            self._write(data)
+        else:
+            try:
+                self.loop.call_soon_threadsafe(self._write, data)
+            except RuntimeError:  # the loop has ended: the server is going away
+                self.closed = True
+
+    def _write(self, data: bytes) -> None:
+        if self.closed or self.transport.is_closing():
+            self.closed = True
+            return
+        self.transport.write(data)
+        if self.transport.get_write_buffer_size() > WRITE_BACKLOG_LIMIT:
+            self.closed = True
+            print("wolli serve: a client stopped reading its output; it was disconnected", file=sys.stderr)
+            self.transport.abort()
+
+    def close(self) -> None:
+        """Close once what was written has gone out."""
+        self.closed = True
+        self.transport.close()
+
+
+class ClientConnection(RpcCore, asyncio.Protocol):
+    def __init__(self, server: ResidentServer, kind: str) -> None:
+        super().__init__(server.request, _Unconnected(), server.ui)
+        self.server = server
+        self.host = server.host
+        self.kind = kind  # "unix" or "tcp"
+        self.client_id = next(_ids)
+        self.authenticated = kind == "unix"  # the socket file is the owner's alone
+        self.room: SessionRoom | None = None
+        self.peer = ""
+        # How records are framed: JSON lines, or WebSocket messages; over TCP the first
+        # bytes decide (``GET `` opens a WebSocket handshake).
+        self.framing: str | None = "lines" if kind == "unix" else None
+        self._head = bytearray()
+        self._frames = websocket.FrameReader()
+        self.own_commands = {
+            "auth": CommandSpec("auth", "query", _auth),
+            "attach": CommandSpec("attach", "ordered", _attach),
+            "detach": CommandSpec("detach", "ordered", _detach),
+            "get_live_sessions": CommandSpec("get_live_sessions", "query", _live_sessions),
+            "new_session": CommandSpec("new_session", "ordered", _new_session),
+            "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
+            "fork": CommandSpec("fork", "ordered", _fork),
+            "clone": CommandSpec("clone", "ordered", _clone),
+        }
+
+    @property
+    def session(self) -> Any:
+        return self.room.session if self.room is not None else None
+
+    # ------------------------------------------------------------------ the socket
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        loop = asyncio.get_running_loop()
+        self.output = SocketSink(transport, loop)
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "local"
+        self.server.clients.append(self)
+        self.start_intake()
+        if self.framing is not None:
+            self._greet()
+        if not self.authenticated:
+            loop.call_later(AUTH_DEADLINE_S, self._auth_deadline)
+
+    def _greet(self) -> None:
+        self.output.send(self.server.hello(auth_required=not self.authenticated))
+
+    def _auth_deadline(self) -> None:
+        if not self.authenticated and not self.stopping:
+            self.fail(None, "auth", f"no auth within {AUTH_DEADLINE_S:.0f}s; closing the connection")
+            self.stop()
+
+    def data_received(self, data: bytes) -> None:
+        if self.framing == "lines":
+            self.feed(data)
+        elif self.framing == "websocket":
+            self._websocket_data(data)
+        else:
+            self._decide_framing(data)
+
+    def _decide_framing(self, data: bytes) -> None:
+        head = self._head
+        head += data
+        if not head.startswith(b"GET "):
+            if b"GET ".startswith(bytes(head)):
+                return  # too early to tell
+            self.framing = "lines"
+            self._greet()
+            self.feed(bytes(head))
+            head.clear()
+            return
+        end = head.find(b"\r\n\r\n")
+        if end < 0:
+            if len(head) > websocket.HEAD_LIMIT:
+                self._refuse_handshake(websocket.HandshakeError("431 Request Header Fields Too Large",
+                                                                "the request head is too long"))
+            return
+        assert isinstance(self.output, SocketSink)
+        try:
+            answer = websocket.accept(bytes(head[:end]))
+        except websocket.HandshakeError as exc:
+            self._refuse_handshake(exc)
+            return
+        rest = bytes(head[end + 4:])
+        head.clear()
+        self.output.send_raw(answer)
+        self.framing = "websocket"
+        self.kind = "websocket"
+        self.output.encode = lambda record: websocket.frame(encode_record(record)[:-1])
+        self._greet()
+        if rest:
+            self._websocket_data(rest)
+
+    def _refuse_handshake(self, error: websocket.HandshakeError) -> None:
+        assert isinstance(self.output, SocketSink)
+        self.output.send_raw(websocket.refusal(error))
+        self.stop()
+
+    def _websocket_data(self, data: bytes) -> None:
+        assert isinstance(self.output, SocketSink)
+        try:
+            messages = self._frames.feed(data)
+        except websocket.ProtocolError as exc:
+            self._close_websocket(exc.code, str(exc))
+            return
+        for opcode, payload in messages:
+            if self.stopping:
+                return
+            if opcode in (websocket.TEXT, websocket.BINARY):
+                self.take_line(payload)
+            elif opcode == websocket.PING:
+                self.output.send_raw(websocket.frame(payload, websocket.PONG))
+            elif opcode == websocket.CLOSE:
+                self._close_websocket(1000, "")
+                return
+
+    def _close_websocket(self, code: int, reason: str) -> None:
+        assert isinstance(self.output, SocketSink)
+        self.output.send_raw(websocket.frame(code.to_bytes(2, "big") + reason.encode()[:120], websocket.CLOSE))
+        self.stop()
+
+    def eof_received(self) -> bool:
+        self.feed(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """The client went away (or was sent away): its session runs on without it."""
+        if self.stopping:
+            return
+        self.stopping = True
+        self.end_intake("the client disconnected")
+        self._leave()
+        if self in self.server.clients:
+            self.server.clients.remove(self)
+        if isinstance(self.output, SocketSink):
+            self.output.close()
+        self.server.client_left()
+
+    def _leave(self) -> None:
+        room, self.room = self.room, None
+        self.ui = self.server.ui
+        if room is not None:
+            room.leave(self)
+
+    def join(self, room: SessionRoom) -> None:
+        if room is self.room:
+            return
+        self._leave()
+        self.room = room
+        self.ui = room.ui
+        room.join(self)
+
+    def describe(self) -> dict[str, Any]:
+        return {"clientId": self.client_id, "transport": self.kind, "peer": self.peer}
+
+    # ------------------------------------------------------------------ what may be sent
+
+    def refuse(self, kind: str, command: dict[str, Any]) -> str | None:
+        if not self.authenticated and kind != "auth":
+            asyncio.get_running_loop().call_soon(self.stop)
+            return 'authenticate first: the first line over TCP is {"type": "auth", "token": "..."}'
+        if self.room is None and kind not in SESSIONLESS:
+            return ('attach to a session first: {"type": "attach", "new": true} or '
+                    '{"type": "attach", "sessionId": "..."} (get_live_sessions lists them)')
+        return None
+
+    def answer_dialog(self, response: dict[str, Any]) -> None:
+        room = self.room
+        if room is not None and response.get("id") in room.ui.open_requests:
+            room.ui.answer(response)
+        else:
+            self.server.ui.answer(response)  # a dialog of the whole server (sandbox, MCP)
+
+
+class _Unconnected:
+    def send(self, record: Any) -> None:  # nothing is written before the socket is there
+        pass
+
+
+# ---------------------------------------------------------------------------- the server's commands
+
+
+def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    expected = client.server.token
+    if client.authenticated:
+        return {"authenticated": True}
+    if expected is None or token_matches(expected, cmd.get("token")):
+        client.authenticated = True
+        return {"authenticated": True}
+    asyncio.get_running_loop().call_soon(client.stop)
+    raise CommandError("wrong token (see docs/server.md for where the server stores it); closing the connection")
+
+
+async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    session_id = cmd.get("sessionId")
+    if cmd.get("new") is True:
+        cwd = cmd.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise CommandError("attach: 'cwd' must be a string (a folder path)")
+        session = await client.server.new_session(cwd)
+    elif isinstance(session_id, str) and session_id:
+        try:
+            session = await client.server.open_session(session_id)
+        except (OSError, ValueError, LookupError) as exc:
+            raise CommandError(f"attach: no session {session_id!r}: {exc}") from None
+    else:
+        raise CommandError('attach needs \'sessionId\' (a string) or \'new\': true')
+    return _attached(client, session)
+
+
+def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
+    client.join(client.server.room_for(session))
+    return {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
+            "state": queries.session_state(session), "messages": queries.messages(session),
+            "clients": len(client.room.clients) if client.room is not None else 1}
+
+
+async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    client._leave()
+    return {"detached": True}
+
+
+def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    return client.server.describe()
+
+
+async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    parent = cmd.get("parentSession")
+    if parent is not None and not isinstance(parent, str):
+        raise CommandError("new_session: 'parentSession' must be a string")
+    old = client.session
+    options = SessionOptions(cwd=old.cwd, model=old.model, thinking_level=old.thinking_level,
+                             active_tools=list(old.active_tool_names), parent_session=parent,
+                             persist=old.session_file is not None)
+    session = await client.host.create_session(options)
+    client.join(client.server.room_for(session))
+    return {"cancelled": False}
+
+
+async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    path = cmd.get("sessionPath")
+    if not isinstance(path, str) or not path:
+        raise CommandError("switch_session needs 'sessionPath' (a string)")
+    try:
+        session = await client.server.open_session(path, cwd=client.session.cwd)
+    except (OSError, ValueError, LookupError) as exc:
+        raise CommandError(f"switch_session: cannot open {path}: {exc}") from None
+    client.join(client.server.room_for(session))
+    return {"cancelled": False}
+
+
+async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) -> None:
+    """Move this client to a new session holding the branch up to ``entry_id``; the others
+    stay on the original. A running session is not forked under its other clients."""
+    origin = client.session
+    if not origin.is_idle():
+        raise CommandError(f"{kind}: the session is running; abort it (or wait for it) first")
+    if entry_id is None:
+        options = SessionOptions(cwd=origin.cwd, model=origin.model, thinking_level=origin.thinking_level,
+                                 parent_session=origin.session_file, persist=origin.session_file is not None)
+        session = await client.host.create_session(options)
+    else:
+        session = await client.host.fork_session(entry_id, source=origin, replace=False)
+    client.join(client.server.room_for(session))
+
+
+async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    entry_id = cmd.get("entryId")
+    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(client.session)}
+    if not isinstance(entry_id, str) or entry_id not in choices:
+        raise CommandError(f"fork: {entry_id!r} is not a user message of the current branch (see get_fork_messages)")
+    entry = client.session.session_manager.get_entry(entry_id)
+    await _fork_to(client, entry.parent_id, "fork")
+    return {"text": choices[entry_id], "cancelled": False}
+
+
+async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    await _fork_to(client, client.session.session_manager.get_leaf_id(), "clone")
+    return {"cancelled": False}

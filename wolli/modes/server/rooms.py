@@ -1,0 +1,88 @@
+"""A live session and the clients attached to it.
+
+Each event of the session is converted to its record once and handed to every attached
+client; its extension dialogs go to all of them (``ctx.ui`` of this session is the room's),
+the first answer wins and every client hears ``extension_ui_closed`` when a dialog ends. A
+client that arrives later gets the dialogs still open. Clients come and go; the session
+runs on without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from ...runtime.event_records import event_record
+from ..common.protocol_output import RecordSink
+from ..rpc.ui import RpcUI
+
+
+class RoomClient(Protocol):
+    """What a room needs of an attached client (``connection.RoomClient``)."""
+
+    output: RecordSink
+
+    def on_event(self, event: Any, record: dict[str, Any] | None = None) -> None: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+class Broadcast:
+    """A record sink that writes to every client of a room."""
+
+    def __init__(self, room: SessionRoom) -> None:
+        self.room = room
+
+    def send(self, record: Any) -> None:
+        for client in list(self.room.clients):
+            client.output.send(record)
+
+
+class SessionRoom:
+    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], Any]) -> None:
+        self.session = session
+        self.clients: list[RoomClient] = []
+        self.ui = RpcUI(Broadcast(self))  # type: ignore[arg-type]
+        self.ui.loop = loop
+        self.ui.on_dialog_closed = self._dialog_closed
+        self._on_empty = on_empty
+        self._unobserve = session.observe(self._on_event)
+
+    @property
+    def session_id(self) -> str:
+        return str(self.session.session_id)
+
+    def join(self, client: RoomClient) -> None:
+        self.clients.append(client)
+        for record in list(self.ui.open_requests.values()):
+            client.output.send(record)
+
+    def leave(self, client: RoomClient) -> None:
+        if client in self.clients:
+            self.clients.remove(client)
+        if not self.clients:
+            self._on_empty(self)
+
+    def close(self) -> None:
+        self._unobserve()
+        self.ui.cancel_all()
+
+    def _on_event(self, event: Any) -> None:
+        if not self.clients:
+            if event.type == "run_state" and event.state == "idle":
+                self._on_empty(self)  # the run nobody watched ended: the session may go
+            return
+        record = event_record(event)
+        for client in list(self.clients):
+            client.on_event(event, record)
+
+    def _dialog_closed(self, request_id: str) -> None:
+        for client in list(self.clients):
+            client.output.send({"type": "extension_ui_closed", "id": request_id})
+
+    def describe(self) -> dict[str, Any]:
+        session = self.session
+        return {"sessionId": self.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
+                "name": session.session_manager.get_session_name(), "runState": session.run_state,
+                "clients": [client.describe() for client in self.clients]}

@@ -1,0 +1,272 @@
+"""``wolli serve``: the resident process, its listeners, its live sessions and its life cycle.
+
+It starts the runtime through the one start-up path (extensions, MCP, settings, models),
+then accepts clients on its Unix socket and, when asked, on TCP. Each live session has a
+:class:`~.rooms.SessionRoom` of attached clients. A session nobody is attached to stays
+live while it runs (a prompt in flight finishes and is saved) and is closed when idle; it
+is opened again from its file by the next ``attach``. SIGINT/SIGTERM/SIGHUP end the server
+cleanly: dialogs cancelled, runs aborted and saved, the socket and ``server.json`` removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import ssl
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...__about__ import __version__
+from ...runtime.live.options import SessionOptions
+from ...runtime.startup.request import StartupRequest
+from ...runtime.startup.start import start
+from ..rpc.ui import RpcUI
+from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write_private
+from .connection import ClientConnection
+from .rooms import SessionRoom
+
+
+@dataclass
+class ServeOptions:
+    socket_path: Path
+    listen: ListenAddress | None = None
+    token: str | None = None  # None: TCP without a token (loopback only)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    idle_timeout: float = 0.0  # seconds with no client and nothing running; 0: never
+
+
+class _EveryClient:
+    """The sink of the server-wide dialogs (sandbox, MCP): every connected client."""
+
+    def __init__(self, server: ResidentServer) -> None:
+        self.server = server
+
+    def send(self, record: Any) -> None:
+        for client in list(self.server.clients):
+            client.output.send(record)
+
+
+class ResidentServer:
+    def __init__(self, request: StartupRequest, options: ServeOptions) -> None:
+        self.request = request
+        self.options = options
+        self.token = options.token if options.listen is not None else None
+        self.ui = RpcUI(_EveryClient(self))  # type: ignore[arg-type]
+        self.host: Any = None
+        self.clients: list[ClientConnection] = []
+        self.rooms: dict[str, SessionRoom] = {}
+        self._closing: dict[str, asyncio.Task[Any]] = {}
+        self._fresh: Any = None  # the start-up session, until a client takes it or it goes
+        self._listeners: list[asyncio.base_events.Server] = []
+        self._stopped = asyncio.Event()
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self.started = time.time()
+        self.tcp_port: int | None = None
+        self.model: Any = None
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self.ui.loop = loop
+        startup = await start(self.request, ui=self.ui)
+        self.host = startup.host
+        self.host.session_ui = lambda session: self.room_for(session).ui
+        self._fresh = startup.session
+        self.model = startup.session.model  # --model: every new session starts with it
+        self.host.start_auto_reload()
+        if self.host.mcp is not None:
+            self.host.mcp.manager.add_listener(
+                lambda status: _EveryClient(self).send({"type": "mcp_server_state", "server": status}))
+            loop.create_task(self.host.start_mcp(interactive=True))
+        for warning in startup.warnings:
+            print(f"wolli serve: {warning}", file=sys.stderr, flush=True)
+        try:
+            await self._listen(loop, read_info(self.host.home))
+        except OSError as exc:
+            print(f"wolli serve: cannot listen: {exc}", file=sys.stderr, flush=True)
+            await self.host.shutdown("quit")
+            return 1
+        self._write_info()
+        self.client_left()  # arms the idle timer
+        from ..common.signals import Interrupt
+
+        with Interrupt(self.stop):
+            await self._stopped.wait()
+        await self._shutdown()
+        return 0
+
+    async def _listen(self, loop: asyncio.AbstractEventLoop, running: dict[str, Any] | None) -> None:
+        path = self.options.socket_path
+        _clear_stale_socket(path, running)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old_mask = os.umask(0o177)  # the socket is born 0600: no moment where others may connect
+        try:
+            unix = await loop.create_unix_server(lambda: ClientConnection(self, "unix"), str(path))
+        finally:
+            os.umask(old_mask)
+        os.chmod(path, 0o600)
+        self._listeners.append(unix)
+        print(f"wolli serve {__version__}: listening on unix:{path}", flush=True)
+        address = self.options.listen
+        if address is not None:
+            context = None
+            if self.options.tls_cert:
+                context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                context.load_cert_chain(self.options.tls_cert, self.options.tls_key)
+            tcp = await loop.create_server(lambda: ClientConnection(self, "tcp"), address.host, address.port,
+                                           ssl=context, reuse_address=True)
+            self._listeners.append(tcp)
+            self.tcp_port = tcp.sockets[0].getsockname()[1]
+            scheme = "tls" if context is not None else "tcp"
+            print(f"wolli serve: listening on {scheme} {address.host}:{self.tcp_port}"
+                  + ("" if self.token else " (no token: loopback only)"), flush=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    async def _shutdown(self) -> None:
+        for listener in self._listeners:
+            listener.close()
+        for client in list(self.clients):
+            client.stop()
+        self.ui.cancel_all()
+        for room in list(self.rooms.values()):
+            room.close()
+        await self.host.shutdown("quit")
+        for path in (self.options.socket_path, self.host.home / INFO_FILE):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def _write_info(self) -> None:
+        import json
+
+        info = {"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL_VERSION,
+                "socket": str(self.options.socket_path), "startedAt": self.started,
+                "listen": f"{self.options.listen.host}:{self.tcp_port}" if self.options.listen else None}
+        write_private(self.host.home / INFO_FILE, json.dumps(info) + "\n")
+
+    def hello(self, *, auth_required: bool) -> dict[str, Any]:
+        return {"type": "server_hello", "version": __version__, "protocol": PROTOCOL_VERSION,
+                "authRequired": auth_required}
+
+    # ------------------------------------------------------------------ idle timeout
+
+    def client_left(self) -> None:
+        """Re-arm the idle timer (a client left, or a session went idle unattended)."""
+        timeout = self.options.idle_timeout
+        if timeout <= 0:
+            return
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+        self._idle_handle = asyncio.get_running_loop().call_later(timeout, self._idle_check)
+
+    def _idle_check(self) -> None:
+        self._idle_handle = None
+        busy = any(not s.is_idle() for s in self.host.resident.values())
+        if self.clients or busy:
+            self.client_left()
+            return
+        print("wolli serve: idle timeout, no clients and nothing running; exiting", flush=True)
+        self.stop()
+
+    # ------------------------------------------------------------------ sessions
+
+    def room_for(self, session: Any) -> SessionRoom:
+        room = self.rooms.get(session.session_id)
+        if room is None or room.session is not session:
+            room = self.rooms[session.session_id] = SessionRoom(session, asyncio.get_running_loop(), self._room_empty)
+        return room
+
+    async def new_session(self, cwd: str | None) -> Any:
+        fresh, self._fresh = self._fresh, None
+        folder = os.path.abspath(cwd) if cwd else self.host.cwd
+        if fresh is not None and fresh.session_id in self.host.resident and fresh.cwd == folder \
+                and not fresh.session_manager.get_entries():
+            return fresh
+        if not os.path.isdir(folder):
+            from ..rpc.commands import CommandError
+
+            raise CommandError(f"attach: {folder} is not a folder")
+        options = SessionOptions(cwd=folder, model=self.model,
+                                 custom_system_prompt=self.request.system_prompt,
+                                 append_system_prompt=self.request.append_system_prompt or "")
+        if fresh is not None and fresh.session_id in self.host.resident:
+            self._schedule_close(fresh)
+        return await self.host.create_session(options)
+
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any:
+        live = self.host.get_session(ref)
+        if live is not None:
+            return live
+        for session_id, closing in list(self._closing.items()):  # being closed: let it finish
+            if session_id.startswith(ref):
+                await closing
+        return await self.host.open_session(ref, cwd=cwd or self.host.cwd)
+
+    def _room_empty(self, room: SessionRoom) -> None:
+        session = room.session
+        if room.clients or not session.is_idle():
+            return
+        self.client_left()
+        if session is self._fresh:
+            return
+        self._schedule_close(session)
+
+    def _schedule_close(self, session: Any) -> None:
+        if session.session_id in self._closing:
+            return
+        room = self.rooms.pop(session.session_id, None)
+        if room is not None:
+            room.close()
+
+        async def close() -> None:
+            try:
+                await self.host.close_session(session, "quit")
+            finally:
+                self._closing.pop(session.session_id, None)
+
+        self._closing[session.session_id] = asyncio.get_running_loop().create_task(close())
+
+    def describe(self) -> dict[str, Any]:
+        rooms = [self.room_for(s).describe() for s in self.host.resident.values()
+                 if s is not self._fresh or s.session_id in self.rooms and self.rooms[s.session_id].clients]
+        return {"server": {"pid": os.getpid(), "version": __version__, "protocol": PROTOCOL_VERSION,
+                           "clients": len(self.clients), "startedAt": self.started},
+                "sessions": rooms}
+
+
+def _clear_stale_socket(path: Path, running: dict[str, Any] | None) -> None:
+    """A socket file left by a server that died is removed; a live server's is refused."""
+    if not path.exists():
+        return
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(2)
+        probe.connect(str(path))
+    except OSError:
+        path.unlink(missing_ok=True)
+        return
+    finally:
+        probe.close()
+    who = "a server"
+    if running is not None and running.get("socket") == str(path):
+        who = f"a wolli {running.get('version')} server (pid {running.get('pid')})"
+        if running.get("version") != __version__:
+            who += f", another version than this one ({__version__}); stop it (its clients with it) to upgrade,"
+    raise OSError(f"{who} already listens on {path} (wolli serve --list shows it and its clients)")
+
+
+def run_serve(request: StartupRequest, options: ServeOptions) -> int:
+    from ..common.run import run_sync
+
+    return run_sync(ResidentServer(request, options).run())
+
+
