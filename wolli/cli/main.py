@@ -339,6 +339,13 @@ def main(argv: list[str] | None = None) -> int:
     from ..base import startup_gc
 
     startup_gc.pause()  # turned back on once the session is up (runtime/startup/start.py)
+    try:
+        return _run_mode(args)
+    finally:
+        startup_gc.resume()  # a path that never reached the session (a usage error, -r's notice)
+
+
+def _run_mode(args: CliArgs) -> int:
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
