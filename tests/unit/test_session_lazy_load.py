@@ -43,8 +43,7 @@ def collector_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
-        gc.disable()
+    gc.enable() if was else gc.disable()  # a test that turned it off must not leave it off
 
 
 # ---------------------------------------------------------------------------- the reference
