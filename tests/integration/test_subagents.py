@@ -13,6 +13,7 @@ import pytest
 
 from tests.support.loopback import json_reply
 from tests.support.openai_chat import text_answer, tool_call_answer, tool_calls_answer, write_models_json
+from tests.support.processes import alive
 from tests.support.subagents import Router, system_prompt, tool_messages, tool_names, write_definition
 from wolli.config import paths
 from wolli.runtime.host.agent_host import AgentHost
@@ -151,15 +152,6 @@ async def test_an_unknown_subagent_is_an_error_listing_the_real_ones(router, pro
     assert "no subagent named 'nobody'" in text and "general-purpose" in text
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            data = fh.read()
-    except OSError:
-        return False
-    return data[data.rfind(")") + 2] not in "ZX"
-
-
 async def test_abort_stops_both_running_children_and_their_processes(router, project):
     import asyncio
 
@@ -175,10 +167,10 @@ async def test_abort_stops_both_running_children_and_their_processes(router, pro
     pid_files = [project / "alpha.pid", project / "beta.pid"]
     await wait_until(lambda: all(p.exists() and p.read_text().strip().isdigit() for p in pid_files), 15, "both sleeps")
     pids = [int(p.read_text()) for p in pid_files]
-    assert all(_alive(pid) for pid in pids)
+    assert all(alive(pid) for pid in pids)
     session.abort()
     await asyncio.wait_for(run, 15)
-    await wait_until(lambda: not any(_alive(pid) for pid in pids), 10, "the children's processes to end")
+    await wait_until(lambda: not any(alive(pid) for pid in pids), 10, "the children's processes to end")
     ends = [e for e in events if e.type == "subagent_end"]
     assert sorted(e.status for e in ends) == ["aborted", "aborted"]
     assert not host.subagent_runs

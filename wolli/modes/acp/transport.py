@@ -11,13 +11,12 @@ extension's ``print`` or a child process lands on stderr, never inside a message
 from __future__ import annotations
 
 import asyncio
-import os
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from ..common.framing import LineSplitter, decode_record
 from ..common.protocol_output import ProtocolOutput
+from ..common.stdin_feed import feed_from_stdin
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -76,39 +75,7 @@ class StdioTransport:
     # ------------------------------------------------------------------ input
 
     async def _attach_stdin(self, loop: asyncio.AbstractEventLoop) -> None:
-        transport = self
-
-        class Reader(asyncio.Protocol):
-            def data_received(self, data: bytes) -> None:
-                transport._feed(data)
-
-            def eof_received(self) -> bool:
-                transport._feed(b"")
-                return False
-
-            def connection_lost(self, exc: Exception | None) -> None:
-                transport._feed(b"")
-
-        try:
-            stdin = os.fdopen(os.dup(0), "rb", buffering=0)
-            await loop.connect_read_pipe(Reader, stdin)
-        except (ValueError, OSError):  # a regular file: read by a thread
-            threading.Thread(target=self._read_thread, args=(loop,), name="acp-stdin", daemon=True).start()
-
-    def _read_thread(self, loop: asyncio.AbstractEventLoop) -> None:
-        while True:
-            try:
-                data = os.read(0, 1 << 16)
-            except InterruptedError:
-                continue
-            except OSError:
-                data = b""
-            try:
-                loop.call_soon_threadsafe(self._feed, data)
-            except RuntimeError:
-                return
-            if not data:
-                return
+        await feed_from_stdin(loop, self._feed, thread_name="acp-stdin")
 
     def _feed(self, data: bytes) -> None:
         if self._ended:

@@ -13,14 +13,13 @@ emitted, the session file stays whole, and the exit code is 0.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-import threading
 from typing import Any
 
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
 from ..common.protocol_output import ProtocolOutput
+from ..common.stdin_feed import feed_from_stdin
 from .core import PARSE, RpcCore
 from .ui import RpcUI
 
@@ -88,43 +87,9 @@ class RpcServer(RpcCore):
     # ------------------------------------------------------------------ stdin
 
     async def _attach_stdin(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Read stdin on the loop itself (a pipe or terminal): a line is taken up at the loop's
-        next turn, with no thread waiting for the GIL. A regular file cannot be watched that
-        way, so it is read by a thread."""
-        server = self
-
-        class Reader(asyncio.Protocol):
-            def data_received(self, data: bytes) -> None:
-                server.feed(data)
-
-            def eof_received(self) -> bool:
-                server.feed(b"")
-                return False
-
-            def connection_lost(self, exc: Exception | None) -> None:
-                if not server.stopping:
-                    server.feed(b"")
-
-        try:
-            stdin = os.fdopen(os.dup(0), "rb", buffering=0)
-            await loop.connect_read_pipe(Reader, stdin)
-        except (ValueError, OSError):
-            threading.Thread(target=self._read_stdin_thread, args=(loop,), name="rpc-stdin", daemon=True).start()
-
-    def _read_stdin_thread(self, loop: asyncio.AbstractEventLoop) -> None:
-        while True:
-            try:
-                data = os.read(0, 1 << 16)
-            except InterruptedError:
-                continue
-            except OSError:
-                data = b""
-            try:
-                loop.call_soon_threadsafe(self.feed, data)
-            except RuntimeError:  # the loop is gone: the process is ending anyway
-                return
-            if not data:
-                return
+        """Read stdin on the loop (``modes/common/stdin_feed.py``); a connection lost while
+        the server is stopping is not an end of input."""
+        await feed_from_stdin(loop, self.feed, stopping=lambda: self.stopping, thread_name="rpc-stdin")
 
 
 def run_rpc(request: StartupRequest, *, full_updates: bool = False) -> int:

@@ -70,7 +70,7 @@ class TuiController:
             self.app.add_notice(first_run_help(self.startup.host), "warning")
         self.ready.set()
         if self.startup.host.mcp is not None:  # MCP servers: in the background, after the first frame
-            self.app.run_worker(partial(self.startup.host.start_mcp, interactive=True), group="mcp")
+            self.app.run_worker(self.startup.host.start_mcp(interactive=True), group="mcp")
         if self.request.pick_session:  # wolli -r
             await self.run_command("/resume")
         # Let the frame settle, then load what the first request needs (the provider's module,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -238,8 +238,16 @@ class AgentHost:
             self.mcp = McpLink(self)
         return self.mcp
 
-    async def start_mcp(self, *, interactive: bool, wait: bool = False) -> None:
-        """Start the configured MCP servers (front ends call this after their first frame)."""
+    def start_mcp(self, *, interactive: bool, wait: bool = False) -> Coroutine[Any, Any, None]:
+        """Start the configured MCP servers (front ends call this after their first frame).
+
+        Not a coroutine function on purpose: the call itself tells the link a start is on its
+        way, so a prompt sent before the returned coroutine first runs waits for it."""
+        if self.mcp is not None:
+            self.mcp.start_requested = True
+        return self._start_mcp(interactive, wait)
+
+    async def _start_mcp(self, interactive: bool, wait: bool) -> None:
         if self.mcp is not None:
             await self.mcp.start(interactive=interactive, wait=wait)
 

@@ -66,6 +66,10 @@ class McpLink:
         self._search: weakref.WeakKeyDictionary[ToolOwner, SearchState] = weakref.WeakKeyDictionary()
         self._notices: set[asyncio.Task[None]] = set()
         self._waited: set[str] = set()  # servers a prompt already waited for
+        # Set once start() has launched the servers (or decided not to yet): a prompt typed
+        # before the front end's background start got there waits for it (see before_prompt).
+        self._launched = asyncio.Event()
+        self.start_requested = False  # AgentHost.start_mcp was called (its coroutine may not run yet)
 
     # ------------------------------------------------------------------ configuration
 
@@ -99,12 +103,15 @@ class McpLink:
         if self.started:
             return
         self.started = True
-        await self._ask_about_project(interactive)
-        manager = self.manager
-        if wait and not wait_known and self.host.active is not None and manager.all_known():
-            self._start_after_first_request(self.host.active)
-            return
-        manager.start()
+        try:
+            await self._ask_about_project(interactive)
+            manager = self.manager
+            if wait and not wait_known and self.host.active is not None and manager.all_known():
+                self._start_after_first_request(self.host.active)
+                return
+            manager.start()
+        finally:
+            self._launched.set()
         if wait or wait_known:
             self._waited.update(manager.servers)
             await manager.wait_settled(manager.startup_timeout(), known_too=wait_known)
@@ -218,6 +225,14 @@ class McpLink:
         waited for (their tools are not known yet, and the request should have them; at most
         the start-up timeout), then ``@server:uri`` references are replaced by the resources."""
         manager = self.manager
+        if (self.start_requested and not self._launched.is_set()
+                and any(s.known is None for s in manager.servers.values())):
+            # Typed before the background start reached the servers (a busy machine, a fast
+            # typist): let it launch them, then wait for them as below.
+            try:
+                await asyncio.wait_for(self._launched.wait(), manager.startup_timeout())
+            except TimeoutError:
+                pass
         pending = [s.name for s in manager.servers.values() if manager.started and s.state == "connecting"
                    and s.known is None and s.name not in self._waited]
         if pending:
