@@ -67,6 +67,8 @@ def confine(program: str, command: list[str], *, cwd: str, writable: list[str], 
     through ``proxy_socket``) or ``open``."""
     argv = [program, *_base_flags(network == "open"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    for folder in _own_install_under_tmp():  # Wolli's Python, still readable under the private /tmp
+        argv += ["--ro-bind", folder, folder]
     for folder in dict.fromkeys(os.path.realpath(p) for p in writable):
         if os.path.isdir(folder):
             argv += ["--bind", folder, folder]
@@ -76,3 +78,17 @@ def confine(program: str, command: list[str], *, cwd: str, writable: list[str], 
         command = [sys.executable, "-I", "-S", str(BRIDGE), proxy_socket, str(PROXY_PORT), "--", *command]
     argv += ["--chdir", cwd, "--", *command]
     return argv
+
+
+def _own_install_under_tmp() -> list[str]:
+    """The folders of the running Python and of Wolli itself that lie under ``/tmp`` or
+    ``/var/tmp`` (a virtual environment made there): the private ``/tmp`` would hide them,
+    and the network bridge (and the user's own ``python``) run from them."""
+    candidates = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+                  str(BRIDGE.resolve().parents[2])]  # the ``wolli`` package's folder
+    out: list[str] = []
+    for path in dict.fromkeys(os.path.realpath(p) for p in candidates):
+        if any(path == top or path.startswith(top + "/") for top in ("/tmp", "/var/tmp")) and os.path.isdir(path):
+            if not any(path.startswith(kept + "/") for kept in out):
+                out.append(path)
+    return out
