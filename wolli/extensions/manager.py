@@ -198,6 +198,23 @@ class ExtensionManager:
                 record.handlers.append(event)
             record.status = "loaded"
 
+    def _record_and_import(self, source: ExtensionSource, name: str, rank: int, kind: str, disabled: set[str],
+                           also: str | None = None) -> tuple[ExtensionRecord, ModuleType | None]:
+        """A hook's or tool factory's record, and its module (None: switched off, or it failed
+        to import, which the record says)."""
+        record = ExtensionRecord(name=self._unique_name(name), source=source, rank=rank, kind=kind)
+        self.registry.records.append(record)
+        if record.name in disabled or (also is not None and also in disabled):
+            record.status = "disabled"
+            return record, None
+        try:
+            module = import_source(source)
+        except ExtensionLoadError as exc:
+            self._fail(record, str(exc))
+            return record, None
+        record.module_name = module.__name__
+        return record, module
+
     def _load_hooks(self, first_rank: int) -> None:
         """``hooks/*.py`` by file name, then package hooks: each binds one handler event."""
         disabled = self._disabled_names()
@@ -207,18 +224,10 @@ class ExtensionManager:
                 source = ExtensionSource(name=name, origin="hook", path=where)
             else:
                 source = ExtensionSource(name=name, origin="package", entry_point=where)
-            record = ExtensionRecord(name=self._unique_name(f"hook:{name}"), source=source,
-                                     rank=first_rank + offset, kind="hook")
-            self.registry.records.append(record)
-            if record.name in disabled or name in disabled:
-                record.status = "disabled"
+            record, module = self._record_and_import(source, f"hook:{name}", first_rank + offset, "hook",
+                                                     disabled, also=name)
+            if module is None:
                 continue
-            try:
-                module = import_source(source)
-            except ExtensionLoadError as exc:
-                self._fail(record, str(exc))
-                continue
-            record.module_name = module.__name__
             hook = getattr(module, "hook", None)
             if hook is None and isinstance(getattr(module, "extension", None), HookDefinition):
                 hook = module.extension
@@ -295,18 +304,10 @@ class ExtensionManager:
         disabled = self._disabled_names()
         for offset, source in enumerate(sources):
             path = source.path
-            record = ExtensionRecord(name=self._unique_name(f"tool:{source.name}"), source=source,
-                                     rank=first_rank + offset, kind="tool")
-            self.registry.records.append(record)
-            if record.name in disabled:
-                record.status = "disabled"
+            record, module = self._record_and_import(source, f"tool:{source.name}", first_rank + offset, "tool",
+                                                     disabled)
+            if module is None:
                 continue
-            try:
-                module = import_source(source)
-            except ExtensionLoadError as exc:
-                self._fail(record, str(exc))
-                continue
-            record.module_name = module.__name__
             factory = getattr(module, "factory", None)
             if factory is None and source.entry_point is not None:
                 factory = getattr(module, "extension", None)  # the entry point names the factory itself

@@ -7,8 +7,8 @@ this run of the conversation.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .services import SessionCore
@@ -25,23 +25,35 @@ class SessionStats:
     tool_calls: int = 0
     tool_results: int = 0
     total_messages: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost: float = 0.0
+    usage: UsageTotals = field(default_factory=UsageTotals)  # tokens and cost of the answers
+
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input
+
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return self.usage.cache_read
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.usage.cache_write
 
     @property
     def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        return self.usage.tokens
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "total_tokens": self.total_tokens}
+    @property
+    def cost(self) -> float:
+        return self.usage.cost
 
 
 def session_stats(session: SessionCore) -> SessionStats:
     stats = SessionStats(session.session_file, session.session_id)
-    totals = UsageTotals()
     for message in session.messages:
         role = getattr(message, "role", None)
         stats.total_messages += 1
@@ -52,8 +64,5 @@ def session_stats(session: SessionCore) -> SessionStats:
         elif role == "assistant":
             stats.assistant_messages += 1
             stats.tool_calls += sum(1 for block in message.content if getattr(block, "type", None) == "toolCall")
-            totals.add(message.usage)
-    stats.input_tokens, stats.output_tokens = totals.input, totals.output
-    stats.cache_read_tokens, stats.cache_write_tokens = totals.cache_read, totals.cache_write
-    stats.cost = totals.cost
+            stats.usage.add(message.usage)
     return stats

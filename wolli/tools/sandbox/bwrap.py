@@ -80,7 +80,8 @@ def confine(program: str, command: list[str], *, cwd: str, writable: list[str], 
     return argv
 
 
-def _own_install_under_tmp() -> list[str]:
+@lru_cache(maxsize=1)
+def _own_install_under_tmp() -> tuple[str, ...]:
     """The folders of the running Python and of Wolli itself that lie under ``/tmp`` or
     ``/var/tmp`` (a virtual environment made there): the private ``/tmp`` would hide them,
     and the network bridge (and the user's own ``python``) run from them."""
@@ -91,4 +92,4 @@ def _own_install_under_tmp() -> list[str]:
         if any(path == top or path.startswith(top + "/") for top in ("/tmp", "/var/tmp")) and os.path.isdir(path):
             if not any(path.startswith(kept + "/") for kept in out):
                 out.append(path)
-    return out
+    return tuple(out)
