@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.support.waiting import wait_until
 from wolli.mcp.approval import Approvals
 from wolli.mcp.config import expand, parse_text
 from wolli.mcp.tools import tool_name
@@ -88,18 +89,11 @@ async def test_an_aborted_call_is_cancelled_on_the_server(bearer_server, tmp_pat
     assert server.state == "ready", server.summary()
     controller = AbortController()
     call = asyncio.ensure_future(server.call_tool("wait_long", {"seconds": 30}, controller.signal))
-    for _ in range(500):
-        if "wait started" in bearer_server.events:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: "wait started" in bearer_server.events, 5, "the server to start the call")
     controller.abort()
     with pytest.raises((McpError, asyncio.CancelledError)):
         await asyncio.wait_for(call, 5)
-    for _ in range(500):
-        if "wait cancelled" in bearer_server.events:
-            break
-        await asyncio.sleep(0.01)
-    assert "wait cancelled" in bearer_server.events
+    await wait_until(lambda: "wait cancelled" in bearer_server.events, 5, "the server to hear the cancellation")
     await manager.shutdown()
 
 
