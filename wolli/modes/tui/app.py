@@ -30,7 +30,8 @@ from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .front import TuiFront
 from .palette import WolliCommands
-from .rendering import RenderContext, as_renderable, guard_widget
+from .rendering import as_renderable, guard_widget
+from .row_context import RenderContext
 from .surface import ScreenSurface
 from .terminal_keys import KeyboardProtocol
 from .theming import to_textual_theme
@@ -232,7 +233,7 @@ class WolliApp(App[int]):
         self._send(message.text, follow_up=True, images=message.images)
 
     def on_prompt_editor_image_pasted(self, message: PromptEditor.ImagePasted) -> None:
-        from .image_paste import attach_pasted_image
+        from .image_attach import attach_pasted_image
 
         self.run_worker(attach_pasted_image(self, message.path), group="image")
 
