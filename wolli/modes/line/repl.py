@@ -26,6 +26,7 @@ from .terminal import Terminal
 from .ui import LineUI
 
 if TYPE_CHECKING:
+    from ...extensions.registry import Shortcut
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
     from ...runtime.startup.start import Startup
@@ -381,7 +382,7 @@ class LineRepl:
                     self.output.notice(problem, "warning")
         return self._shortcut_keys[1]
 
-    async def _run_shortcut(self, shortcut: object) -> None:
+    async def _run_shortcut(self, shortcut: Shortcut) -> None:
         from ..interactive.hotkeys import run_shortcut
 
         session = self.session
