@@ -5,12 +5,11 @@ Reading and shrinking the image is :mod:`.image_paste`; this is the app's side o
 
 from __future__ import annotations
 
-from typing import Any
-
+from .app_view import TuiApp
 from .image_paste import read_pasted_image
 
 
-async def attach_pasted_image(app: Any, path: str | None) -> None:
+async def attach_pasted_image(app: TuiApp, path: str | None) -> None:
     """A pasted image file or the clipboard's image into the editor (a text paste when the
     clipboard holds none); refused with a notice for a model that takes no images."""
     model = getattr(app.controller.session, "model", None)

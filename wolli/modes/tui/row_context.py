@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
+
+from .app_view import TuiApp
+
+if TYPE_CHECKING:
+    from ...agent.tool import ToolDefinition
+    from ...config.themes import ThemeSpec
 
 
 class RenderContext:
     """What tool rows and message renderers need from the app, without the app itself."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: TuiApp) -> None:
         self._app = app
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> ThemeSpec:
         return self._app.theme_spec
 
     @property
@@ -30,7 +36,7 @@ class RenderContext:
     def tools_expanded(self) -> bool:
         return self._app.tools_expanded
 
-    def tool(self, name: str) -> Any:
+    def tool(self, name: str) -> ToolDefinition | None:
         """The tool definition named ``name`` in the active session (its renderers), if any."""
         session = self._app.controller.session
         for tool in getattr(session, "all_tools", None) or []:
