@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...runtime.startup.request import StartupRequest
+
+if TYPE_CHECKING:
+    from .app import WolliApp
 
 
 def run_tui(request: StartupRequest) -> int:
@@ -37,12 +40,12 @@ def run_tui(request: StartupRequest) -> int:
     return exit_status(app, code)
 
 
-def exit_status(app: Any, returned: Any) -> int:
+def exit_status(app: WolliApp, returned: int | None) -> int:
     """The process's exit status: 128 + the signal's number when a signal ended it, else
     what the app exited with, else 1 when it ended on an unhandled error (Textual then
     returns None and sets ``return_code``), else 0."""
-    if getattr(app, "signal_exit_code", None) is not None:
-        return int(app.signal_exit_code)
+    if app.signal_exit_code is not None:
+        return app.signal_exit_code
     if isinstance(returned, int):
         return returned
     return int(app.return_code or 0)

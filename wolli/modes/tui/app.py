@@ -30,7 +30,8 @@ from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .front import TuiFront
 from .palette import WolliCommands
-from .rendering import RenderContext, as_renderable, guard_widget
+from .rendering import as_renderable, guard_widget
+from .row_context import RenderContext
 from .surface import ScreenSurface
 from .terminal_keys import KeyboardProtocol
 from .theming import to_textual_theme
@@ -44,7 +45,12 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from textual.notifications import SeverityLevel
+
+    from ...agent.messages import CustomMessage
     from ...runtime.events import SessionEvent
+    from ..common.signals import SignalRoute
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
@@ -119,7 +125,7 @@ class WolliApp(App[int]):
         self.queued = QueuedMessages()
         self.slot_above = ExtensionSlot("above_editor")
         self.slot_below = ExtensionSlot("below_editor")
-        self.editor: Any = PromptEditor(self.history)
+        self.editor: PromptEditor = PromptEditor(self.history)  # or an extension's CustomEditor
         self.completion = EditorCompletion(self)
         self.surface = ScreenSurface(self)
         self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
@@ -129,7 +135,7 @@ class WolliApp(App[int]):
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._printed = ""  # a captured print line not yet ended
-        self._signal_route: Any = None  # SIGINT/SIGTERM/SIGHUP while the app runs (on_mount)
+        self._signal_route: SignalRoute | None = None  # SIGINT/SIGTERM/SIGHUP while the app runs (on_mount)
         self.signal_exit_code: int | None = None
         for spec in self.themes.values():
             self.register_theme_spec(spec)
@@ -137,7 +143,7 @@ class WolliApp(App[int]):
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = False) -> None:
         """A toast. Literal by default: its text often holds a model name, a path or an error
         message, where ``[`` is a character, not markup."""
@@ -199,7 +205,7 @@ class WolliApp(App[int]):
         if self._signal_route is not None:  # from here the default actions end the process
             self._signal_route.__exit__()
 
-    def on_print(self, event: Any) -> None:
+    def on_print(self, event: events.Print) -> None:
         self._printed += event.text
         *lines, self._printed = self._printed.split("\n")
         for line in lines:
@@ -232,7 +238,7 @@ class WolliApp(App[int]):
         self._send(message.text, follow_up=True, images=message.images)
 
     def on_prompt_editor_image_pasted(self, message: PromptEditor.ImagePasted) -> None:
-        from .image_paste import attach_pasted_image
+        from .image_attach import attach_pasted_image
 
         self.run_worker(attach_pasted_image(self, message.path), group="image")
 
@@ -408,7 +414,7 @@ class WolliApp(App[int]):
         log_failure(self.agent_home, owner, what, exc)
         return Text(failure_line(owner, what, exc), style=self.theme_spec.color("error") or "red")
 
-    def render_custom_message(self, message: Any) -> tuple[Any, Text | None]:
+    def render_custom_message(self, message: CustomMessage) -> tuple[RenderableType | Widget | None, Text | None]:
         """A custom message by its extension's renderer: (what it drew, or None for the
         built-in look; the error line when the renderer failed)."""
         host = self.controller.host
