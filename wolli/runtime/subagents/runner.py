@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ...agent.tool import ToolResult
+from ...agent.tool import OnUpdate, ToolResult
 from ...ai.types import TextContent
 from ...config.subagent_files import SubagentDefinition
 from ..events import SubagentEndEvent, SubagentEvent, SubagentStartEvent, SubagentStatus
-from .child import ChildServices, ChildUI, SubagentInfo, child_mode, may_ask, resolve_model
+from .child import ChildServices, ChildUI, SubagentHost, SubagentInfo, child_mode, may_ask, resolve_model
 from .tool_selection import select_tools
 
 if TYPE_CHECKING:
+    from ...ai.abort import AbortSignal
     from ...session.manager import SessionManager
     from ..live.live_session import LiveSession
 
@@ -88,7 +89,7 @@ class ChildProgress:
             self.turns += 1
         return False
 
-    def details(self, status: str, **extra: Any) -> dict[str, Any]:
+    def details(self, status: str, **extra: object) -> dict[str, Any]:
         return {
             "subagent": self.info.name,
             "sessionId": self.info.id,
@@ -115,15 +116,15 @@ class ChildProgress:
 
 
 async def run_child(
-    host: Any,
+    host: SubagentHost,
     parent: LiveSession,
     definition: SubagentDefinition,
     *,
     prompt: str,
     description: str,
     tool_call_id: str,
-    signal: Any,
-    on_update: Any,
+    signal: AbortSignal | None,
+    on_update: OnUpdate,
 ) -> ToolResult:
     """Run ``definition`` on ``prompt`` as a child of ``parent``; its answer as a tool result."""
     from ..live.live_session import LiveSession
@@ -214,7 +215,7 @@ def _child_manager(parent: LiveSession, definition: SubagentDefinition, tool_cal
                                  parent_session=parent_file, subagent=origin)
 
 
-def _preloaded_skills(host: Any, cwd: str, definition: SubagentDefinition) -> str:
+def _preloaded_skills(host: SubagentHost, cwd: str, definition: SubagentDefinition) -> str:
     """The full text of the skills the definition names (Claude Code preloads them)."""
     if not definition.skills:
         return ""
@@ -229,7 +230,7 @@ def _preloaded_skills(host: Any, cwd: str, definition: SubagentDefinition) -> st
     return "\n\n".join(parts)
 
 
-def _outcome(child: LiveSession, signal: Any, max_turns_hit: bool,
+def _outcome(child: LiveSession, signal: AbortSignal | None, max_turns_hit: bool,
              definition: SubagentDefinition) -> tuple[SubagentStatus, str, str | None]:
     answers = [m for m in child.messages if getattr(m, "role", None) == "assistant"]
     last = answers[-1] if answers else None
