@@ -32,6 +32,9 @@ from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinkin
 from .extensions.ui import NullUI
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from .ai.providers.faux import ResponseFactory, ResponseLike
     from .extensions.context import ExtensionMode
     from .permissions.prompt import PermissionAnswer, PermissionRequest
     from .runtime.host.agent_host import AgentHost
@@ -197,7 +200,7 @@ class ExtensionHarness:
         # The active session is observed, and every session that replaces it (new, resume, fork).
         observed: set[int] = set()
 
-        def follow(new: Any, old: Any) -> None:
+        def follow(new: LiveSession | None, old: LiveSession | None) -> None:
             if new is not None and id(new) not in observed:
                 observed.add(id(new))
                 new.observe(self.events.append)
@@ -219,7 +222,7 @@ class ExtensionHarness:
 
     # ------------------------------------------------------------------ driving
 
-    def reply(self, *answers: Any) -> ExtensionHarness:
+    def reply(self, *answers: ResponseLike | ResponseFactory) -> ExtensionHarness:
         """Queue the model's next answers: a string, a block, or a list of blocks each."""
         self.faux.push(*answers)
         return self
@@ -295,7 +298,7 @@ class ExtensionHarness:
     def events_of(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]
 
-    def extension(self, name: str) -> Any:
+    def extension(self, name: str) -> ModuleType:
         """The loaded module of the extension called ``name`` (to read its state)."""
         import sys
 

@@ -66,7 +66,7 @@ class MessageEndEvent:
 class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
 
 
@@ -74,7 +74,7 @@ class ToolExecutionStartEvent:
 class ToolExecutionUpdateEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     partial_result: ToolResult
     type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
 
