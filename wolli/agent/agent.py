@@ -16,7 +16,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.event_stream import AssistantMessageEventStream
@@ -288,7 +288,7 @@ class Agent:
             # By identity: two equal messages (same text, same millisecond) are still distinct.
             _replace_identical(self.state.messages, message, replacement)
             _replace_identical(new_messages, message, replacement)
-            return replacement
+            return cast(M, replacement)  # the same role is the same message class
         return message
 
     async def _loop(self, prompts: list[Any], new_messages: list[Any]) -> None:

@@ -79,7 +79,7 @@ class ChildProgress:
                 if len(self.changed_files) < MAX_CHANGED_FILES:
                     self.changed_files.append(path)
             return True
-        if event.type == "message_end" and getattr(event.message, "role", None) == "assistant":
+        if event.type == "message_end" and event.message.role == "assistant":
             usage = event.message.usage
             self.input_tokens += usage.input + usage.cache_read + usage.cache_write
             self.output_tokens += usage.output
