@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
 from .tool import ToolResult
+
+if TYPE_CHECKING:
+    from .messages import AgentMessage
 
 
 @dataclass(slots=True)
@@ -45,20 +48,20 @@ class TurnEndEvent:
 
 @dataclass(slots=True)
 class MessageStartEvent:
-    message: Any
+    message: AgentMessage
     type: Literal["message_start"] = field(default="message_start", init=False)
 
 
 @dataclass(slots=True)
 class MessageUpdateEvent:
-    message: Any
+    message: AgentMessage
     assistant_message_event: AssistantMessageEvent
     type: Literal["message_update"] = field(default="message_update", init=False)
 
 
 @dataclass(slots=True)
 class MessageEndEvent:
-    message: Any
+    message: AgentMessage
     type: Literal["message_end"] = field(default="message_end", init=False)
 
 
@@ -66,7 +69,7 @@ class MessageEndEvent:
 class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
 
 
@@ -74,7 +77,7 @@ class ToolExecutionStartEvent:
 class ToolExecutionUpdateEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     partial_result: ToolResult
     type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -94,7 +94,7 @@ def model_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
 
-    def walk(node: object) -> Any:
+    def walk(node: object) -> object:
         if isinstance(node, dict):
             if "$ref" in node and node["$ref"].startswith("#/$defs/"):
                 return walk(dict(defs[node["$ref"].split("/")[-1]]))
@@ -103,7 +103,7 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    return cast("dict[str, Any]", walk(schema))
 
 
 def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: object, tool_name: str) -> object:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from .abort import AbortSignal
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -224,7 +227,7 @@ class StreamOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     reasoning: ThinkingLevel | None = None
-    signal: Any = None
+    signal: AbortSignal | None = None
     headers: dict[str, str] | None = None
     session_id: str | None = None
     # Called with the provider payload just before sending; a returned dict replaces it.

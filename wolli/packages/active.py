@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .sources import canonical_name
 
 if TYPE_CHECKING:  # imported when a package is recorded: a Wolli without any pays nothing
+    from importlib.metadata import EntryPoint
+
     from .claude_plugin import ClaudePlugin
     from .records import PackageRecord
 
@@ -34,7 +36,7 @@ class InstalledPackages:
         """Canonical names of the Python packages switched off."""
         return {r.key for r in self.records if not r.enabled and r.kind == "python"}
 
-    def skips(self, entry_point: Any) -> bool:
+    def skips(self, entry_point: EntryPoint) -> bool:
         """Whether an entry point belongs to a package switched off."""
         disabled = self.disabled
         if not disabled:
@@ -85,7 +87,7 @@ class InstalledPackages:
         return out
 
 
-def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
+def load_installed(agent_home: Path, value: object) -> InstalledPackages:
     if not value or not isinstance(value, list):
         return InstalledPackages()
     from .claude_plugin import read_plugin
@@ -120,7 +122,7 @@ def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
     return out
 
 
-def installed_theme_dirs(agent_home: Path, value: Any) -> list[Path]:
+def installed_theme_dirs(agent_home: Path, value: object) -> list[Path]:
     """Theme folders of enabled packages (for front ends that list themes before a host loads)."""
     if not value:
         return []

@@ -66,7 +66,7 @@ class SessionLookupError(LookupError):
 class SessionTreeNode:
     """One entry of the /tree view, with its children in file order and its label."""
 
-    entry: Any
+    entry: SessionEntry
     children: list[SessionTreeNode] = field(default_factory=list)
     label: str | None = None
 
@@ -312,7 +312,7 @@ class SessionManager:
     def get_entries(self) -> list[Any]:
         return list(self._entries)
 
-    def get_entry(self, entry_id: str) -> Any | None:
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
         return self._by_id.get(entry_id)
 
     def get_children(self, entry_id: str | None) -> list[Any]:

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,7 +127,7 @@ async def _search_rg(
     rg: str,
     root: SearchRoot,
     params: GrepParams,
-    accept: Any,
+    accept: Callable[[str], bool],
     signal: AbortSignal | None,
 ) -> _Search | None:
     wanted = params.limit + 1
@@ -194,7 +195,7 @@ async def _search_rg(
 
 
 async def _search_python(
-    env: Environment, root: SearchRoot, params: GrepParams, accept: Any, signal: AbortSignal | None
+    env: Environment, root: SearchRoot, params: GrepParams, accept: Callable[[str], bool], signal: AbortSignal | None
 ) -> _Search:
     regex = _python_regex(params)
     # A whole-file search skips files without any hit quickly; it can only over-report

@@ -10,15 +10,19 @@ in one answer run at once (the agent loop runs tool calls in parallel), at most 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from ...agent.tool import ToolDefinition
+from ...agent.tool import OnUpdate, ToolDefinition, ToolResult
 from .catalog import GENERAL_PURPOSE
 
 if TYPE_CHECKING:
+    from ...ai.abort import AbortSignal
+    from ...config.settings import Settings
     from ...config.subagent_files import SubagentDefinition
+    from ..live.live_session import LiveSession
+    from .child import SubagentHost
 
 TASK_TOOL = "task"
 DEFAULT_MAX_PARALLEL = 4
@@ -59,7 +63,7 @@ def _short(text: str) -> str:
 class ParallelLimit:
     """At most ``subagents.maxParallel`` children of one session at a time."""
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._semaphore: asyncio.Semaphore | None = None
         self._size = 0
@@ -72,12 +76,13 @@ class ParallelLimit:
         return self._semaphore
 
 
-def create_task_tool(host: Any, session: Any) -> ToolDefinition:
+def create_task_tool(host: SubagentHost, session: LiveSession) -> ToolDefinition:
     """The ``task`` tool of one (top-level) session."""
     definitions = list(host.subagents.definitions(session.cwd).values())
     limit = ParallelLimit(host.settings)
 
-    async def execute(tool_call_id: str, params: TaskParams, signal: Any, on_update: Any, ctx: Any) -> Any:
+    async def execute(tool_call_id: str, params: TaskParams, signal: AbortSignal | None, on_update: OnUpdate,
+                      ctx: object) -> ToolResult:
         from .runner import run_child
 
         definition = host.subagents.find(session.cwd, params.subagent_type)
