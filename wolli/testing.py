@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -80,7 +81,7 @@ class ScriptedUI(NullUI):
         queue = self._answers.get(method)
         return queue.popleft() if queue else default
 
-    async def select(self, title: str, options: list[T], **_: object) -> T | None:
+    async def select(self, title: str, options: Sequence[T], **_: object) -> T | None:
         return cast("T | None", self._next("select", (title, options), None))
 
     async def confirm(self, title: str, message: str = "", **_: object) -> bool:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[2] / "wolli"
-# The whole package's share of bare-Any slots must stay below this.
-MAX_BARE_ANY_SHARE = 0.03
+# The whole package's share of bare-Any slots must stay below this (issue 25 asked for
+# under 3 %; it was 1.1 % when the guard was set).
+MAX_BARE_ANY_SHARE = 0.02
 BARE = frozenset({"Any", "Any | None", "None | Any", "Optional[Any]", "'Any'"})
 
 
@@ -77,13 +76,7 @@ def test_the_counter_sees_every_bare_spelling_and_nothing_else() -> None:
     assert count(source) == (11, 6)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 25: modes/ pending")
 def test_bare_any_stays_rare_in_the_whole_package() -> None:
     counts = package_counts()
     assert _share(counts) < MAX_BARE_ANY_SHARE, f"bare Any in {_report(counts)}"
 
-
-def test_bare_any_stays_rare_outside_modes() -> None:
-    """Guards the packages already brought down while ``modes/`` is still being typed."""
-    counts = package_counts(skip=("modes",))
-    assert _share(counts) < MAX_BARE_ANY_SHARE, f"bare Any in {_report(counts)}"

@@ -8,7 +8,7 @@ in docs/extensions.md, so the type checker holds every one of them to it. ``ctx`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from ..ai.abort import AbortSignal
@@ -52,7 +52,7 @@ class ExtensionUI(Protocol):
 
     has_ui: bool
 
-    async def select(self, title: str, options: list[T], *, timeout: float | None = None,
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
                      signal: AbortSignal | None = None) -> T | None: ...
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,

@@ -18,6 +18,7 @@ answer, ``custom()`` resolves to None, ``set_theme`` reports that there is no th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..ai.abort import AbortSignal
@@ -47,7 +48,7 @@ class NullUI:
 
     has_ui = False
 
-    async def select(self, title: str, options: list[T], *, timeout: float | None = None, signal: AbortSignal | None = None) -> T | None:
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None, signal: AbortSignal | None = None) -> T | None:
         return None
 
     async def confirm(

@@ -14,6 +14,7 @@ client that opted in; :func:`ask_with_dialogs` builds the same exchange from the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -147,7 +148,7 @@ T = TypeVar("T")
 class DialogUI(Protocol):
     """The generic dialogs every ``ctx.ui`` has (what the fallback is built from)."""
 
-    async def select(self, title: str, options: list[T], *, timeout: float | None = None,
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
                      signal: AbortSignal | None = None) -> T | None: ...
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,

@@ -24,8 +24,8 @@ import asyncio
 import contextvars
 import sys
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI, option_label, option_value
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from ...ai.types import Model
     from ...runtime.live.live_session import LiveSession
 
+
+Choice = TypeVar("Choice")
 
 class AcpSession(Protocol):
     """What questions and notices need of the session they concern (``session.AcpSession``)."""
@@ -142,8 +144,8 @@ class AcpUI(NullUI):
             return PermissionAnswer(REJECT_WITH_MESSAGE, "reject_once")
         return PermissionAnswer.cancelled()
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None,
-                     signal: AbortSignal | None = None) -> object:
+    async def select(self, title: str, options: Sequence[Choice], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> Choice | None:
         if not options:
             return None
         choices = [schema.PermissionOption(option_id=str(i), name=option_label(o), kind="allow_once")
@@ -152,7 +154,7 @@ class AcpUI(NullUI):
         chosen = await self._ask(_dialog_call(title), choices, signal, timeout)
         if chosen is None or not chosen.isdigit() or int(chosen) >= len(options):
             return None
-        return option_value(options[int(chosen)])
+        return cast(Choice, option_value(options[int(chosen)]))  # a dict option answers its value
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
                       signal: AbortSignal | None = None) -> bool:
@@ -218,7 +220,7 @@ class AcpFront:
     def settings_changed(self, changed: dict[str, Any]) -> None:
         pass
 
-    async def select(self, title: str, options: list[str]) -> str | None:
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
         chosen = await self._ui.select(title, options)
         return chosen if isinstance(chosen, str) else None
 

@@ -12,8 +12,8 @@ Calls may come from a tool's worker thread: they hop onto the line mode's loop f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import PLAIN_THEME, NullUI, option_label, option_value
@@ -59,13 +59,13 @@ class LineUI:
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
+    async def select(self, title: str, options: Sequence[R], *, timeout: float | None = None, signal: AbortSignal | None = None) -> R | None:
         options = list(options)
 
-        async def ask() -> object:
+        async def ask() -> R | None:
             index = await self.prompter.choose(title, [option_label(o) for o in options], timeout=timeout,
                                                signal=signal)
-            return None if index is None else option_value(options[index])
+            return None if index is None else cast(R, option_value(options[index]))  # a dict option answers its value
 
         return await self._on_loop(ask)
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI
@@ -129,16 +129,16 @@ class RpcUI:
             if self.on_dialog_closed is not None:
                 self.on_dialog_closed(request_id)
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
+    async def select(self, title: str, options: Sequence[Answer], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Answer | None:
         labels = [_label(o) for o in options]
 
-        def parse(response: dict[str, Any]) -> object:
+        def parse(response: dict[str, Any]) -> Answer | None:
             if response.get("cancelled") is True:
                 return None
             value = _string_value(response)
             if value not in labels:
                 raise UiResponseError(f"{value!r} is not one of the options {labels}")
-            return _option_value(options[labels.index(value)])
+            return cast(Answer, _option_value(options[labels.index(value)]))  # a dict option answers its value
 
         return await self._dialog({"method": "select", "title": title, "options": labels}, None, parse,
                                   timeout, signal)

@@ -61,7 +61,7 @@ class EventAdapter:
             case "message_update":
                 app.working.waiting(True)  # data came: the wait starts again
                 view, message = self.current, event.message
-                if view is not None:
+                if view is not None and message.role == "assistant":
                     self.batcher.mark(view, lambda: view.sync(message))
             case "message_end":
                 if event.message.role == "assistant":
@@ -70,10 +70,11 @@ class EventAdapter:
             case "turn_start":
                 app.working.waiting(True)
             case "tool_execution_start":
-                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
-                row.start(event.args)
+                args = _args_dict(event.args)
+                row = self._tool_row(event.tool_call_id, event.tool_name, args)
+                row.start(args)
             case "tool_execution_update":
-                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
+                row = self._tool_row(event.tool_call_id, event.tool_name, _args_dict(event.args))
                 row.result = event.partial_result  # drawn at the next frame (one draw per frame)
                 self.batcher.mark(row, row.redraw_partial)
             case "subagent_event":
@@ -247,3 +248,9 @@ def _has_row(message: AgentMessage) -> bool:
     if message.role == "custom":
         return bool(message.display)
     return message.role in ("user", "bashExecution", "compactionSummary", "branchSummary")
+
+
+def _args_dict(args: object) -> dict[str, Any] | None:
+    """A tool call's arguments as the rows read them (the model's JSON object; anything else
+    is shown as no arguments)."""
+    return args if isinstance(args, dict) else None

@@ -122,7 +122,7 @@ class ScreenSurface:
         for row in app.query(ToolRow):
             row.set_expanded(expanded)
 
-    def switch_theme(self, theme: ThemeSpec | str) -> dict[str, Any]:
+    def switch_theme(self, theme: object) -> dict[str, Any]:
         app = self.app
         spec = theme if isinstance(theme, ThemeSpec) else app.themes.get(str(theme))
         if spec is None:

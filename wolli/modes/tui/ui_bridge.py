@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, TypeVarTuple
 
 from ...ai.abort import AbortSignal
@@ -66,7 +66,7 @@ class TuiUI:
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
+    async def select(self, title: str, options: Sequence[R], *, timeout: float | None = None, signal: AbortSignal | None = None) -> R | None:
         from .screens.select_dialog import SelectDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -187,7 +187,7 @@ class TuiUI:
     def get_theme(self, name: str) -> ThemeSpec | None:
         return self.app.themes.get(name)
 
-    def set_theme(self, theme: ThemeSpec | str) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return self._call(self.app.surface.switch_theme, theme)
 
     @property

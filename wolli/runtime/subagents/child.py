@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ...config.subagent_files import SubagentDefinition
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from ...agent.tool import ToolDefinition
     from ...ai.abort import AbortSignal
@@ -155,7 +155,7 @@ class ChildUI:
         named = dataclasses.replace(request, reason=f"subagent {self._name}: {request.reason}")
         return await self._parent.ask_permission(named, signal=signal)
 
-    async def select(self, title: str, options: list[T], *, timeout: float | None = None,
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
                      signal: AbortSignal | None = None) -> T | None:
         if not self.allowed:
             return None

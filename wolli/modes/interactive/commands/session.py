@@ -98,7 +98,7 @@ async def tree(ctx: CommandContext, args: str) -> None:
         return
     message: Any = getattr(entry, "message", None)
     editor_text = None
-    target = entry.id
+    target: str | None = entry.id
     if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "user":
         from ..tree_rows import content_text
 

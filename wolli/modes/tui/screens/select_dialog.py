@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Unpack
 
 from rich.text import Text
@@ -13,7 +14,7 @@ from .dialog_base import DialogOptions, TimedDialog
 
 
 class SelectDialog(TimedDialog[Any]):
-    def __init__(self, title: str, options: list[object], **kwargs: Unpack[DialogOptions]) -> None:
+    def __init__(self, title: str, options: Sequence[object], **kwargs: Unpack[DialogOptions]) -> None:
         super().__init__(title, **kwargs)
         self.options = list(options)
         # Text, not str: an option's label is shown as written ("[draft]" is no markup).
