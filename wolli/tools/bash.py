@@ -17,16 +17,20 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import IO, Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult, call_maybe_async
 from ..ai.abort import AbortSignal
-from ..ai.types import TextContent, WireModel
+from ..ai.types import TextContent
+from ..base.wire import WireModel
+from .builtin_parameters import builtin_parameters
 from .environment import Environment, ExecOptions
 from .shell import shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
+
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import BashParams
+
 
 UPDATE_INTERVAL = 0.1  # seconds between live output updates
 # The full-output file keeps at most this much (a command printing for ever must not fill
@@ -34,13 +38,7 @@ UPDATE_INTERVAL = 0.1  # seconds between live output updates
 FULL_OUTPUT_LIMIT = 100 * 1024 * 1024
 
 
-class BashParams(BaseModel):
-    command: str = Field(description="Bash command to execute")
-    timeout: float | None = Field(
-        default=None, description="Timeout in seconds (optional; no timeout by default)"
-    )
-
-
+@dataclasses.dataclass(slots=True, kw_only=True)
 class TruncationInfo(WireModel):
     """How the output shown to the model was cut (a :class:`TruncationResult` minus text)."""
 
@@ -62,6 +60,7 @@ class TruncationInfo(WireModel):
         return cls(**fields)
 
 
+@dataclasses.dataclass(slots=True, kw_only=True)
 class BashToolDetails(WireModel):
     exit_code: int | None = None
     truncation: TruncationInfo | None = None  # only when the output was truncated
@@ -456,7 +455,7 @@ def create_bash_tool(env: Environment, spawn_hook: SpawnHook | None = None) -> T
         name="bash",
         label="bash",
         description=DESCRIPTION,
-        parameters=BashParams,
+        parameters=builtin_parameters("bash", "BashParams"),
         execute=execute,
         prompt_snippet=PROMPT_SNIPPET,
         prompt_guidelines=list(PROMPT_GUIDELINES),

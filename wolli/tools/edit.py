@@ -9,33 +9,19 @@ argument shapes of resumed sessions.
 from __future__ import annotations
 
 import json
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
 from .edit_match import apply_edits
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
 from .read import binary_refusal, check_abort, stat_existing_file
 
-
-class EditBlock(BaseModel):
-    old_text: str = Field(
-        description="Exact text to replace; it must occur exactly once in the original file"
-    )
-    new_text: str = Field(description="Text to put in its place")
-
-
-class EditParams(BaseModel):
-    path: str = Field(description="Path of the file to edit (relative to the working directory, or absolute)")
-    edits: list[EditBlock] = Field(
-        min_length=1,
-        description="One or more replacements, each matched against the original file; "
-        "they must not overlap",
-    )
-
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import EditParams
 
 EDIT_DESCRIPTION = (
     "Edit a file by replacing exact text. Each edit's old_text must match exactly one place in "
@@ -139,7 +125,7 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
         name="edit",
         label="Edit",
         description=EDIT_DESCRIPTION,
-        parameters=EditParams,
+        parameters=builtin_parameters("edit", "EditParams"),
         execute=execute,
         prepare_arguments=prepare_edit_arguments,
         prompt_snippet="Make precise changes to files by exact text replacement",

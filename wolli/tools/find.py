@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
 from .environment import Environment
 from .gitignore import compile_path_glob
+from .schemas import FIND_LIMIT
 from .search_fallback import (
     SearchRoot,
     check_abort,
@@ -35,17 +35,10 @@ from .search_fallback import (
 )
 from .truncate import DEFAULT_MAX_BYTES
 
-DEFAULT_LIMIT = 1000
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import FindParams
 
-
-class FindParams(BaseModel):
-    pattern: str = Field(
-        description="Glob to match, e.g. '*.py', '**/test_*.py', 'src/**/*.ts' or 'docs/' (directories)"
-    )
-    path: str | None = Field(
-        default=None, description="Directory to search in (default: the working directory)"
-    )
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of results (default {DEFAULT_LIMIT})")
+DEFAULT_LIMIT = FIND_LIMIT
 
 
 FIND_DESCRIPTION = (
@@ -144,7 +137,7 @@ def create_find_tool(env: Environment) -> ToolDefinition:
         name="find",
         label="Find",
         description=FIND_DESCRIPTION,
-        parameters=FindParams,
+        parameters=builtin_parameters("find", "FindParams"),
         execute=execute,
         prompt_snippet="Find files by glob pattern (gitignore-aware, sorted relative paths)",
         prompt_guidelines=[

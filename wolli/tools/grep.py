@@ -16,16 +16,16 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import AliasChoices, BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
 from .environment import Environment
 from .gitignore import compile_path_glob
 from .read import special_file_refusal
+from .schemas import GREP_LIMIT
 from .search_fallback import (
     SearchRoot,
     check_abort,
@@ -38,26 +38,10 @@ from .search_fallback import (
 )
 from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
 
-DEFAULT_LIMIT = 100
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import GrepParams
 
-
-class GrepParams(BaseModel):
-    pattern: str = Field(description="Regular expression to search for (or plain text with literal=true)")
-    path: str | None = Field(
-        default=None, description="Directory or file to search (default: the working directory)"
-    )
-    glob: str | None = Field(
-        default=None,
-        description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'",
-    )
-    ignore_case: bool = Field(
-        default=False,
-        validation_alias=AliasChoices("ignore_case", "ignoreCase"),
-        description="Case-insensitive search",
-    )
-    literal: bool = Field(default=False, description="Treat the pattern as plain text, not a regex")
-    context: int = Field(default=0, ge=0, le=100, description="Lines of context before and after each match")
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of matches (default {DEFAULT_LIMIT})")
+DEFAULT_LIMIT = GREP_LIMIT
 
 
 GREP_DESCRIPTION = (
@@ -342,7 +326,7 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
         name="grep",
         label="Grep",
         description=GREP_DESCRIPTION,
-        parameters=GrepParams,
+        parameters=builtin_parameters("grep", "GrepParams"),
         execute=execute,
         prompt_snippet="Search file contents by regex (gitignore-aware, results as path:line: text)",
         prompt_guidelines=[

@@ -6,25 +6,21 @@ what is in a folder should see it all (including ``.git/`` and dotfiles).
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
 from .environment import Environment
+from .schemas import LS_LIMIT
 from .search_fallback import check_abort, display_path, finish_output, resolve_root
 from .truncate import DEFAULT_MAX_BYTES
 
-DEFAULT_LIMIT = 500
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import LsParams
 
-
-class LsParams(BaseModel):
-    path: str | None = Field(
-        default=None, description="Directory to list (default: the working directory)"
-    )
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of entries (default {DEFAULT_LIMIT})")
+DEFAULT_LIMIT = LS_LIMIT
 
 
 LS_DESCRIPTION = (
@@ -78,7 +74,7 @@ def create_ls_tool(env: Environment) -> ToolDefinition:
         name="ls",
         label="ls",
         description=LS_DESCRIPTION,
-        parameters=LsParams,
+        parameters=builtin_parameters("ls", "LsParams"),
         execute=execute,
         prompt_snippet="List directory contents (sorted, directories marked with '/')",
         prompt_guidelines=["Use ls to see what a directory holds instead of running ls in bash."],

@@ -12,30 +12,25 @@ import asyncio
 import base64
 import shlex
 from dataclasses import asdict
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortError, AbortSignal
 from ..ai.types import ImageContent, TextContent
 from ..base.safe_files import file_kind
+from .builtin_parameters import builtin_parameters
 from .environment import FILE_READ_LIMIT, Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head
+
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import ReadParams
+
 
 # Reading loads the whole file; past this size bash (sed/head/tail) is the better tool.
 MAX_READ_BYTES = FILE_READ_LIMIT
 # Invalid UTF-8 up to this share of the bytes is shown as U+FFFD instead of refusing the file.
 _MAX_INVALID_SHARE = 0.01
-
-
-class ReadParams(BaseModel):
-    path: str = Field(description="Path of the file to read (relative to the working directory, or absolute)")
-    offset: int | None = Field(
-        default=None, ge=1, description="Line number to start reading from (1-based)"
-    )
-    limit: int | None = Field(default=None, ge=1, description="Maximum number of lines to read")
 
 
 READ_DESCRIPTION = (
@@ -149,7 +144,7 @@ def create_read_tool(env: Environment) -> ToolDefinition:
         name="read",
         label="Read",
         description=READ_DESCRIPTION,
-        parameters=ReadParams,
+        parameters=builtin_parameters("read", "ReadParams"),
         execute=execute,
         prompt_snippet="Read file contents (text files in pages, images as attachments)",
         prompt_guidelines=[

@@ -7,21 +7,18 @@ The write runs inside the file mutation queue so that it never interleaves with 
 from __future__ import annotations
 
 import os
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
 from .read import check_abort, special_file_refusal
 
-
-class WriteParams(BaseModel):
-    path: str = Field(description="Path of the file to write (relative to the working directory, or absolute)")
-    content: str = Field(description="The complete content to write to the file")
-
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import WriteParams
 
 WRITE_DESCRIPTION = (
     "Write content to a file. Creates the file if it does not exist and overwrites it if it "
@@ -85,7 +82,7 @@ def create_write_tool(env: Environment) -> ToolDefinition:
         name="write",
         label="Write",
         description=WRITE_DESCRIPTION,
-        parameters=WriteParams,
+        parameters=builtin_parameters("write", "WriteParams"),
         execute=execute,
         prompt_snippet="Create or overwrite files",
         prompt_guidelines=[
