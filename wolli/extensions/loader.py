@@ -31,6 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..base.entry_points import entry_points_of
+
 ENTRY_POINT_GROUP = "wolli.extensions"
 MODULE_PREFIX = "wolli_ext_"
 _counter = itertools.count(1)
@@ -147,9 +149,7 @@ def discover(
 def package_entry_points(group: str, skip: Callable[[Any], bool] | None = None) -> list[Any]:
     """The entry points of ``group`` by name, without those ``skip`` says no to (a package
     switched off)."""
-    from importlib.metadata import entry_points
-
-    found = sorted(entry_points(group=group), key=lambda e: e.name)
+    found = sorted(entry_points_of(group), key=lambda e: e.name)
     return [ep for ep in found if skip is None or not skip(ep)]
 
 
