@@ -60,7 +60,7 @@ def to_camel(name: str) -> str:
 class _Plan:
     """What a class needs to read and write itself, built once on first use."""
 
-    __slots__ = ("fields", "by_key", "required", "defaults")
+    __slots__ = ("fields", "by_key", "required", "defaults", "fast")
 
     def __init__(self, cls: type[WireModel]) -> None:
         hints = typing.get_type_hints(cls)
@@ -78,6 +78,68 @@ class _Plan:
                 self.required.append((f.name, key))
             elif f.default is not _MISSING:
                 self.defaults[f.name] = f.default
+        self.fast = _compile_fast(cls, self, hints)
+
+
+def _compile_fast(cls: type[WireModel], plan: _Plan, hints: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """A decoder written out for ``cls`` (as ``dataclasses`` writes ``__init__``) for the
+    common case: camelCase keys only, every value of the right type. It returns None for
+    anything else (snake_case or unknown keys, a missing or wrong value), and the general
+    decoder then does the work and names what is wrong. About twice as fast on a session file.
+    """
+    required = {name for name, _ in plan.required}
+    names: dict[str, Any] = {"cls": cls, "M": _MISSING, "KEYS": frozenset(key for _, key, _ in plan.fields)}
+    body = ["def fast(data):", "    if not data.keys() <= KEYS:", "        return None", "    get = data.get",
+            "    kw = {}"]
+    for index, (name, key, decode) in enumerate(plan.fields):
+        hint = hints[name]
+        body.append(f"    v = get({key!r}, M)")
+        body.append("    if v is M:")
+        body.append("        return None" if name in required else "        pass")
+        body.append("    else:")
+        check = _fast_check(hint, f"d{index}", f"l{index}", names)
+        if check is None:
+            names[f"d{index}"] = decode
+            body.append(f"        v = d{index}(v)")
+        else:
+            body.extend("        " + line for line in check)
+        body.append(f"        kw[{name!r}] = v")
+    body.append("    obj = cls(**kw)")
+    if cls.wire_track_fields_set:
+        body.append("    obj.wire_fields_set = frozenset(kw)")
+    body.append("    return obj")
+    exec("\n".join(body), names)
+    return typing.cast(Callable[[dict[str, Any]], Any], names["fast"])
+
+
+_FAST_TYPES = {str: "str", int: "int", bool: "bool"}
+
+
+def _fast_check(hint: Any, _: str, literal_name: str, names: dict[str, Any]) -> list[str] | None:
+    """Inline lines checking a scalar field (``v`` in, ``return None`` on a miss), or None."""
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    optional = type(None) in members
+    rest = [m for m in members if m is not type(None)]
+    if len(rest) != 1:
+        return None
+    (member,) = rest
+    lines = ["if v is not None:"] if optional else ["if True:"]
+    if member is Any or member is object:
+        return []
+    if member in _FAST_TYPES:
+        lines.append(f"    if v.__class__ is not {_FAST_TYPES[member]}:")
+        lines.append("        return None")
+        return lines
+    if member is float:
+        lines += ["    if v.__class__ is int:", "        v = float(v)", "    elif v.__class__ is not float:",
+                  "        return None"]
+        return lines
+    if typing.get_origin(member) is Literal and all(type(v) is str for v in typing.get_args(member)):
+        names[literal_name] = {v: v for v in typing.get_args(member)}
+        lines += ["    if v.__class__ is not str:", "        return None", f"    v = {literal_name}.get(v)",
+                  "    if v is None:", "        return None"]
+        return lines
+    return None
 
 
 _PLANS: dict[type, _Plan] = {}
@@ -212,6 +274,14 @@ def wire_union(*classes: type[WireModel]) -> Decoder:
 
 
 def _decode_object(cls: type[WireModel], data: Any) -> WireModel:
+    if data.__class__ is dict:
+        plan = _plan(cls)
+        try:
+            obj = plan.fast(data)
+        except (WireError, TypeError, ValueError):
+            obj = None
+        if obj is not None:
+            return typing.cast(WireModel, obj)
     if not isinstance(data, dict):
         raise WireError("", f"expected an object for {cls.__name__}, got {_kind(data)}")
     plan = _plan(cls)
