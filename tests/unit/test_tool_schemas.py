@@ -48,7 +48,33 @@ def test_building_the_tools_imports_no_pydantic(tmp_path):
         "from wolli.tools.environment import create_host_environment\n"
         f"tools = create_builtin_tools(create_host_environment({str(tmp_path)!r}))\n"
         "[t.as_llm_tool() for t in tools]\n"
-        "print(sorted(m for m in ('pydantic', 'pydantic_core', 'wolli.tools.params') if m in sys.modules))\n"
+        "names = ('pydantic', 'pydantic_core', 'wolli.tools.params', 'wolli.tools.read', 'wolli.tools.bash',\n"
+        "         'wolli.tools.edit', 'wolli.tools.write', 'wolli.tools.grep', 'wolli.tools.find', 'wolli.tools.ls')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+async def test_a_deferred_tool_runs_as_the_real_one(tmp_path):
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    tools = {t.name: t for t in create_builtin_tools(create_host_environment(str(tmp_path)))}
+    result = await tools["read"].execute("c1", tools["read"].validate({"path": "a.txt"}), None, None, None)
+    assert "two" in result.text()
+    # edit takes the older top-level old_text/new_text shape through its prepare_arguments
+    edit = tools["edit"]
+    params = edit.validate({"path": "a.txt", "old_text": "two", "new_text": "three"})
+    await edit.execute("c2", params, None, None, None)
+    assert (tmp_path / "a.txt").read_text() == "one\nthree\n"
+
+
+def test_cards_are_what_the_tools_say(tmp_path):
+    from wolli.runtime.host.builtin_tools import _factories
+
+    env = create_host_environment(str(tmp_path))
+    deferred = {t.name: t for t in create_builtin_tools(env)}
+    for name, factory in _factories().items():
+        real, offered = factory(env), deferred[name]
+        assert (offered.label, offered.description, offered.prompt_snippet, offered.prompt_guidelines) == (
+            real.label, real.description, real.prompt_snippet, real.prompt_guidelines)
+        assert offered.json_schema() == real.json_schema()

@@ -24,6 +24,7 @@ from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from ..base.wire import WireModel
 from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment, ExecOptions
 from .shell import shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
@@ -374,24 +375,6 @@ async def run_bash(
 
 # ---------------------------------------------------------------------------- the tool
 
-DESCRIPTION = (
-    "Run a bash command in the current working directory and return its combined stdout and "
-    f"stderr. Output is truncated to the last {DEFAULT_MAX_LINES} lines or "
-    f"{format_size(DEFAULT_MAX_BYTES)}, whichever is hit first; when truncated, the full output "
-    "is saved to a temp file whose path is given. Optionally pass a timeout in seconds. "
-    "stdin is empty, so interactive commands will not wait for input."
-)
-
-PROMPT_SNIPPET = "Run shell commands (ls, rg, git, builds, tests, scripts)"
-
-PROMPT_GUIDELINES = [
-    "Use bash for file operations like ls, rg, find and for running builds, tests and scripts.",
-    f"bash output is cut to its last {DEFAULT_MAX_LINES} lines or {format_size(DEFAULT_MAX_BYTES)}; "
-    "read the saved full-output file, or filter with grep/head/tail, when you need more.",
-    "Commands get no terminal and no stdin: pass non-interactive flags and set a timeout for "
-    "anything that might run long; start servers in the background with output redirected.",
-]
-
 
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}"
@@ -453,10 +436,10 @@ def create_bash_tool(env: Environment, spawn_hook: SpawnHook | None = None) -> T
 
     return ToolDefinition(
         name="bash",
-        label="bash",
-        description=DESCRIPTION,
-        parameters=builtin_parameters("bash", "BashParams"),
+        label=CARDS['bash'].label,
+        description=CARDS['bash'].description,
+        parameters=builtin_parameters("bash"),
         execute=execute,
-        prompt_snippet=PROMPT_SNIPPET,
-        prompt_guidelines=list(PROMPT_GUIDELINES),
+        prompt_snippet=CARDS['bash'].snippet,
+        prompt_guidelines=list(CARDS['bash'].guidelines),
     )

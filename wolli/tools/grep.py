@@ -22,6 +22,7 @@ from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
 from .gitignore import compile_path_glob
 from .read import special_file_refusal
@@ -36,24 +37,12 @@ from .search_fallback import (
     run_binary,
     walk_tree,
 )
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from .truncate import GREP_MAX_LINE_LENGTH, truncate_line
 
 if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
     from .params import GrepParams
 
 DEFAULT_LIMIT = GREP_LIMIT
-
-
-GREP_DESCRIPTION = (
-    "Search file contents for a regex pattern. Respects .gitignore (and .ignore), includes "
-    "hidden files, never searches .git/ or binary files. Output lines are `path:line: text` "
-    "(context lines `path-line- text`), paths relative to the searched directory. Returns "
-    f"at most {DEFAULT_LIMIT} matches by default (change with limit); lines longer than "
-    f"{GREP_MAX_LINE_LENGTH} characters are cut and output is capped at "
-    f"{DEFAULT_MAX_BYTES // 1024}KB. The regex syntax is ripgrep's (Rust regex: no "
-    "look-around or backreferences); without ripgrep installed, Python's re is used. "
-    "Use literal=true to search for text containing regex characters."
-)
 
 
 @dataclass(slots=True)
@@ -85,9 +74,8 @@ def _python_regex(params: GrepParams) -> re.Pattern[str]:
 
 
 def _line_of(text: str) -> str:
-    if text.endswith("\n"):
-        text = text[:-1]
-    return text[:-1] if text.endswith("\r") else text
+    text = text.removesuffix("\n")
+    return text.removesuffix("\r")
 
 
 def _decode_field(value: dict[str, Any] | None) -> str:
@@ -152,7 +140,7 @@ async def _search_rg(
             pending.clear()
         elif kind == "match":
             rel = _decode_field(data.get("path"))
-            rel = rel[2:] if rel.startswith("./") else rel
+            rel = rel.removeprefix("./")
             pending.append(Match(rel, int(data.get("line_number") or 0), _line_of(_decode_field(data.get("lines")))))
         elif kind == "end":
             # Binary files: rg may report matches before it sees the NUL; drop the whole file.
@@ -215,7 +203,7 @@ async def _search_python(
             lines.pop()
         for number, line in enumerate(lines, 1):
             if regex.search(line) is not None:
-                matches.append(Match(rel, number, line[:-1] if line.endswith("\r") else line))
+                matches.append(Match(rel, number, line.removesuffix("\r")))
                 if len(matches) >= wanted:
                     return _Search(matches, "python")
     return _Search(matches, "python")
@@ -324,14 +312,10 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="grep",
-        label="Grep",
-        description=GREP_DESCRIPTION,
-        parameters=builtin_parameters("grep", "GrepParams"),
+        label=CARDS['grep'].label,
+        description=CARDS['grep'].description,
+        parameters=builtin_parameters("grep"),
         execute=execute,
-        prompt_snippet="Search file contents by regex (gitignore-aware, results as path:line: text)",
-        prompt_guidelines=[
-            "Use grep to search file contents instead of running grep or rg in bash.",
-            "Narrow a search with path and glob (e.g. glob='*.py') before raising limit.",
-            "Use literal=true when the text you look for contains regex characters like ( [ . *",
-        ],
+        prompt_snippet=CARDS['grep'].snippet,
+        prompt_guidelines=list(CARDS['grep'].guidelines),
     )

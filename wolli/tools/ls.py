@@ -12,23 +12,15 @@ from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
 from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
 from .schemas import LS_LIMIT
 from .search_fallback import check_abort, display_path, finish_output, resolve_root
-from .truncate import DEFAULT_MAX_BYTES
 
 if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
     from .params import LsParams
 
 DEFAULT_LIMIT = LS_LIMIT
-
-
-LS_DESCRIPTION = (
-    "List the entries of a directory, sorted alphabetically (case-insensitive), directories "
-    "ending in '/'. Includes dotfiles. At most "
-    f"{DEFAULT_LIMIT} entries by default (change with limit); output is capped at "
-    f"{DEFAULT_MAX_BYTES // 1024}KB."
-)
 
 
 def create_ls_tool(env: Environment) -> ToolDefinition:
@@ -72,10 +64,10 @@ def create_ls_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="ls",
-        label="ls",
-        description=LS_DESCRIPTION,
-        parameters=builtin_parameters("ls", "LsParams"),
+        label=CARDS['ls'].label,
+        description=CARDS['ls'].description,
+        parameters=builtin_parameters("ls"),
         execute=execute,
-        prompt_snippet="List directory contents (sorted, directories marked with '/')",
-        prompt_guidelines=["Use ls to see what a directory holds instead of running ls in bash."],
+        prompt_snippet=CARDS['ls'].snippet,
+        prompt_guidelines=list(CARDS['ls'].guidelines),
     )
