@@ -10,10 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel
-from pydantic.alias_generators import to_camel
-
 from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
+from ..base.wire import WireModel, to_camel
 from .tool import ToolResult
 
 if TYPE_CHECKING:
@@ -107,8 +105,8 @@ AgentEvent = (
 
 def to_jsonable(value: object) -> Any:
     """camelCase JSON-ready data for events, messages, tool results and plain values."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, WireModel):
+        return value.to_json_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
@@ -125,6 +123,6 @@ def to_jsonable(value: object) -> Any:
         return [to_jsonable(v) for v in value]
     if isinstance(value, str | int | float | bool) or value is None:
         return value
-    if hasattr(value, "model_dump"):
-        return value.model_dump()
+    if hasattr(value, "model_dump"):  # a pydantic model (tool parameters, an extension's own)
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     return str(value)

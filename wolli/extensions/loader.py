@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import importlib.metadata
 
+from ..base.entry_points import entry_points_of
+
 ENTRY_POINT_GROUP = "wolli.extensions"
 MODULE_PREFIX = "wolli_ext_"
 _counter = itertools.count(1)
@@ -157,9 +159,7 @@ def package_entry_points(
 ) -> list[importlib.metadata.EntryPoint]:
     """The entry points of ``group`` by name, without those ``skip`` says no to (a package
     switched off)."""
-    from importlib.metadata import entry_points
-
-    found = sorted(entry_points(group=group), key=lambda e: e.name)
+    found = sorted(entry_points_of(group), key=lambda e: e.name)
     return [ep for ep in found if skip is None or not skip(ep)]
 
 

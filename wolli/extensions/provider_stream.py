@@ -15,6 +15,7 @@ Which shape a function has is read from its signature (four parameters: the buil
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -108,4 +109,6 @@ def _as_dict(event: object) -> dict[str, Any]:
     dump = getattr(event, "model_dump", None)
     if dump is not None:
         return dict(dump())
+    if dataclasses.is_dataclass(event) and not isinstance(event, type):
+        return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
     return dict(getattr(event, "__dict__", {}))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.entry_points import entry_points_of
 from .sources import canonical_name
 
 if TYPE_CHECKING:  # imported when a package is recorded: a Wolli without any pays nothing
@@ -48,10 +49,8 @@ class InstalledPackages:
     def resource_dirs(self) -> list[Path]:
         """The folders named by ``wolli.resources`` entry points of enabled packages."""
         if self._resource_dirs is None:
-            from importlib.metadata import entry_points
-
             found = []
-            for ep in sorted(entry_points(group=RESOURCES_GROUP), key=lambda e: e.name):
+            for ep in sorted(entry_points_of(RESOURCES_GROUP), key=lambda e: e.name):
                 if self.skips(ep) or ep.dist is None:
                     continue
                 folder = Path(str(ep.dist.locate_file(ep.value.split(":")[0].strip().replace(".", "/"))))

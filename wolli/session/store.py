@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from ..base.durable import sync_folder
 from ..base.safe_files import FileTooLargeError, read_capped
 from ..base.text_safety import without_surrogates
+from ..base.wire import WireError
 from ..config.paths import ensure_private_dir
-from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
+from .entries import KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
 
 if TYPE_CHECKING:
@@ -194,10 +193,8 @@ def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as:
 
 
 def _describe(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "entry"
-        return f"invalid entry ({where}: {first.get('msg', 'invalid')})"
+    if isinstance(exc, WireError):
+        return f"invalid entry ({exc})"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON ({exc.msg} at column {exc.colno})"
     return f"{type(exc).__name__}: {exc}"
@@ -213,7 +210,7 @@ def parse_header(line: bytes | str) -> SessionHeader:
         raise SessionFileError('the first line is not a session header ({"type":"session",...})')
     try:
         return SessionHeader.model_validate(data)
-    except ValidationError as exc:
+    except WireError as exc:
         raise SessionFileError(f"the session header is invalid: {_describe(exc)}") from None
 
 
@@ -338,7 +335,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
     are reported after every unreadable line, as before.
     """
     entries, seen, duplicates = result.entries, set(), []
-    validate = ENTRY_ADAPTER.validate_json
+    loads = json.loads
     size = len(raw)
     while pos < size:
         end = raw.find(b"\n", pos)
@@ -348,7 +345,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
         line = raw[pos:end]
         if line.strip():
             try:
-                entry = validate(line)
+                entry = parse_entry(loads(line))
             except Exception:
                 entry = _parse_line_carefully(line, number, torn, result)
             if entry is not None:

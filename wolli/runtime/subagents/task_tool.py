@@ -10,11 +10,9 @@ in one answer run at once (the agent loop runs tool calls in parallel), at most 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
-from ...agent.tool import OnUpdate, ToolDefinition, ToolResult
+from ...agent.tool import LazyParameters, OnUpdate, ToolDefinition, ToolResult
 from .catalog import GENERAL_PURPOSE
 
 if TYPE_CHECKING:
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
     from ...config.subagent_files import SubagentDefinition
     from ..live.live_session import LiveSession
     from .child import SubagentHost
+    from .task_params import TaskParams
 
 TASK_TOOL = "task"
 DEFAULT_MAX_PARALLEL = 4
@@ -30,16 +29,34 @@ _MAX_LISTED = 100
 _MAX_DESCRIPTION = 400
 
 
-class TaskParams(BaseModel):
-    subagent_type: str = Field(
-        default=GENERAL_PURPOSE.name,
-        description="The name of the subagent to hand the task to (one of those listed in this tool's description).",
-    )
-    description: str = Field(description="A short (3-5 word) label for the task, shown to the user.")
-    prompt: str = Field(
-        description="The task for the subagent, complete and self-contained: it sees nothing of this "
-                    "conversation, only this text."
-    )
+# Written out so the first request needs neither pydantic nor the class (``task_params``);
+# tests/unit/test_tool_schemas.py keeps it equal to what TaskParams generates.
+TASK_SCHEMA: dict[str, Any] = {
+    "properties": {
+        "subagent_type": {
+            "default": GENERAL_PURPOSE.name,
+            "description": "The name of the subagent to hand the task to (one of those listed in this tool's description).",
+            "type": "string",
+        },
+        "description": {
+            "description": "A short (3-5 word) label for the task, shown to the user.",
+            "type": "string",
+        },
+        "prompt": {
+            "description": "The task for the subagent, complete and self-contained: it sees nothing of this "
+                           "conversation, only this text.",
+            "type": "string",
+        },
+    },
+    "required": ["description", "prompt"],
+    "type": "object",
+}
+
+
+def _task_params() -> type[TaskParams]:
+    from .task_params import TaskParams
+
+    return TaskParams
 
 
 def describe(definitions: list[SubagentDefinition]) -> str:
@@ -101,7 +118,7 @@ def create_task_tool(host: SubagentHost, session: LiveSession) -> ToolDefinition
         name=TASK_TOOL,
         label="Task",
         description=describe(definitions),
-        parameters=TaskParams,
+        parameters=LazyParameters(TASK_SCHEMA, _task_params),
         execute=execute,
         prompt_snippet="hand a self-contained task to a subagent (several calls run in parallel)",
         source="builtin",
