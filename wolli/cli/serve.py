@@ -157,8 +157,13 @@ def run_attach_command(argv: list[str]) -> int:
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
-    if "--plain" not in flags and sys.stdout.isatty():
-        print("wolli: the full-screen app cannot attach yet; attaching in line mode", file=sys.stderr)
+    if "--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty():
+        from ..modes.server.attach_tui import run_attach_tui
+        from ..runtime.startup.request import StartupRequest
+
+        client.close()  # the app connects on its own loop
+        request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
+        return run_attach_tui(request, sock, positional[0] if positional else None)
 
     def reconnect() -> ServerClient:
         return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))

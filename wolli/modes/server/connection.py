@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ...agent.events import to_jsonable
 from ...runtime.live.options import SessionOptions
 from ..common.framing import encode_record
 from ..rpc import queries
@@ -124,6 +125,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
             "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
             "fork": CommandSpec("fork", "ordered", _fork),
             "clone": CommandSpec("clone", "ordered", _clone),
+            "clear_queue": CommandSpec("clear_queue", "at_once", _clear_queue),
         }
 
     @property
@@ -316,9 +318,13 @@ async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
 
 def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
     client.join(client.server.room_for(session))
-    return {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
+    data = {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
             "state": queries.session_state(session), "messages": queries.messages(session),
             "clients": len(client.room.clients) if client.room is not None else 1}
+    streaming = session.agent.state.stream_message
+    if streaming is not None:  # the answer in flight so far; its next deltas follow this response
+        data["streamMessage"] = to_jsonable(streaming)
+    return data
 
 
 async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
@@ -383,3 +389,10 @@ async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Any:
 async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     await _fork_to(client, client.session.session_manager.get_leaf_id(), "clone")
     return {"cancelled": False}
+
+
+async def _clear_queue(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+    """Take the queued steering and follow-up messages back (Esc in an attached app puts
+    them into its editor)."""
+    steering, follow_up = client.session.clear_queue()
+    return {"steering": steering, "followUp": follow_up}

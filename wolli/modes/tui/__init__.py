@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...runtime.startup.request import StartupRequest
 
+if TYPE_CHECKING:
+    from .app import RuntimeFactory
 
-def run_tui(request: StartupRequest) -> int:
+
+def run_tui(request: StartupRequest, *, runtime: RuntimeFactory | None = None) -> int:
+    """The full-screen app; ``runtime`` makes what it drives (default: the runtime in this
+    process; ``wolli attach`` passes a server's session)."""
     from ...config.paths import agent_home
     from ...config.settings import Settings
     from ...config.themes import theme_folders
@@ -23,7 +28,7 @@ def run_tui(request: StartupRequest) -> int:
 
     themes_dirs = [*theme_folders(home), *installed_theme_dirs(home, settings.get("packages"))]
     app = WolliApp(request, agent_home=home, themes_dirs=themes_dirs,
-                   theme_name=theme, hide_thinking=hide_thinking)
+                   theme_name=theme, hide_thinking=hide_thinking, runtime=runtime)
     terminal_keys.install(app.keyboard)
     profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work
     if profile:

@@ -17,8 +17,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from ..interactive.commands.registry import command_entries
-
 # (category, title, description, app action)
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("Model", "Choose model", "pick a model with fuzzy search (Ctrl+L)", "select_model"),
@@ -39,7 +37,7 @@ class WolliCommands(Provider):
         app: Any = self.app
         controller = app.controller
         out: list[tuple[str, str, Callable[[], Any]]] = []
-        for entry in command_entries(controller.host, controller.session):
+        for entry in controller.command_entries():
             help_text = entry.description + (f"  {entry.usage}" if entry.usage else "")
             if entry.availability == "disabled":
                 reason = entry.reason or "not available right now"

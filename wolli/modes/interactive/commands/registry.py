@@ -71,7 +71,7 @@ async def run_builtin(ctx: CommandContext, text: str) -> bool:
     return True
 
 
-def command_entries(host: AgentHost, session: LiveSession, *, include_hidden: bool = False) -> list[CommandEntry]:
+def command_entries(host: AgentHost | None, session: LiveSession | None, *, include_hidden: bool = False) -> list[CommandEntry]:
     """Built-ins, then extension commands, prompt templates and skills."""
     seen: set[str] = set()
     out: list[CommandEntry] = []

@@ -1,0 +1,85 @@
+"""End to end in a real terminal: ``wolli attach`` (the full-screen app) under tmux joins a
+session of ``wolli serve`` while another client's run streams, shows that run, and a prompt
+typed in the app runs on the server, seen by the other client. A dialog of the session
+opens in the app and closes there once the other client answered it first."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_chat import text_answer
+from tests.support.rpc import write_models
+from tests.support.serve import ServeProcess, records_until, settled
+
+from .tmux_terminal import TmuxTerminal
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
+
+ASKER = '''
+def extension(wolli):
+    async def ask(args, ctx):
+        choice = await ctx.ui.select("Pick a colour", ["red", "green"])
+        ctx.ui.notify(f"picked {choice}")
+    wolli.register_command("ask", handler=ask, description="ask a question")
+'''
+
+
+def test_the_attached_app_shows_a_running_session_and_prompts_it(tmp_path: Path, wolli_home: Path, loopback):
+    project = tmp_path / "project"
+    project.mkdir()
+    asker = tmp_path / "asker.py"
+    asker.write_text(ASKER)
+    write_models(wolli_home, loopback.url + "/v1")
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(asker))
+    term = None
+    try:
+        other = server.client()
+        session_id = other.call({"type": "attach", "new": True})["sessionId"]
+        # A run that is still streaming when the app attaches: its answer arrives slowly.
+        release = threading.Event()
+        slow = text_answer("first part, then the streamed rest of it")
+        half = len(slow.body) // 2
+        slow.on_write = lambda sent: release.wait(30) if sent > half else None
+        loopback.push(slow)
+        other.call({"type": "prompt", "message": "started elsewhere"})
+        records_until(other, lambda r: r.get("type") == "message_start" and r["message"]["role"] == "assistant")
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--socket", str(project / "s.sock"), session_id],
+                            cwd=str(project), env={"WOLLI_HOME": os.environ["WOLLI_HOME"]})
+        term.wait_for("Attached to session")
+        assert "started elsewhere" in term.screen()
+        release.set()
+        term.wait_for("streamed rest of it")
+        records_until(other, settled)
+
+        loopback.push(text_answer("The typed answer."))
+        term.type("typed in the app")
+        term.send("Enter")
+        seen = records_until(other, settled)
+        assert any(r["type"] == "message_start" and "typed in the app" in str(r["message"]["content"]) for r in seen)
+        term.wait_for("The typed answer.")
+        assert "local/local-model" in term.screen()  # the footer names the server session's model
+
+        other.send({"type": "prompt", "message": "/ask"})
+        request = records_until(other, lambda r: r.get("type") == "extension_ui_request" and r.get("method") == "select")[-1]
+        term.wait_for("Pick a colour")
+        other.send({"type": "extension_ui_response", "id": request["id"], "value": "green"})
+        term.wait_gone("Pick a colour")
+        term.wait_for("picked green")
+
+        term.type("/login")
+        term.send("Enter")
+        term.wait_for("not available in a client attached")
+        term.send("C-d")
+        assert term.exit_status() == 0
+        assert server.client().call({"type": "get_live_sessions"})["sessions"][0]["sessionId"] == session_id
+    finally:
+        if term is not None:
+            term.close()
+        server.process.kill()
+        server.process.wait(10)
