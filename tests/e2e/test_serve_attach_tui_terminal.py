@@ -83,3 +83,39 @@ def test_the_attached_app_shows_a_running_session_and_prompts_it(tmp_path: Path,
             term.close()
         server.process.kill()
         server.process.wait(10)
+
+
+def test_plain_wolli_joins_a_server_when_the_setting_says_so(tmp_path: Path, wolli_home: Path, loopback):
+    """``server.attach``: ``wolli`` starts a server on demand and runs on it; ``wolli
+    sessions`` lists the session with its client."""
+    import json
+    import signal
+    import subprocess
+
+    project = tmp_path / "project"
+    project.mkdir()
+    write_models(wolli_home, loopback.url + "/v1")
+    (wolli_home / "settings.json").write_text(json.dumps(
+        {"defaultProvider": "local", "defaultModel": "local-model", "server": {"attach": True, "idleTimeout": 60}}))
+    env = {"WOLLI_HOME": os.environ["WOLLI_HOME"], "HOME": os.environ["HOME"]}
+    agent_home = wolli_home / "agents" / "default"
+    term = None
+    try:
+        term = TmuxTerminal([sys.executable, "-m", "wolli"], cwd=str(project), env=env)
+        term.wait_for("Attached to session")
+        loopback.push(text_answer("Answered on the server."))
+        term.type("hello server")
+        term.send("Enter")
+        term.wait_for("Answered on the server.")
+        listed = subprocess.run([sys.executable, "-m", "wolli", "sessions"], capture_output=True, text=True,
+                                cwd=project, env={**os.environ, **env}, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        assert "1 client(s)" in listed.stdout and str(project) in listed.stdout
+        term.send("C-d")
+        assert term.exit_status() == 0
+    finally:
+        if term is not None:
+            term.close()
+        info = json.loads((agent_home / "server.json").read_text()) if (agent_home / "server.json").exists() else {}
+        if info.get("pid"):
+            os.kill(int(info["pid"]), signal.SIGKILL)

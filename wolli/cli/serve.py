@@ -159,7 +159,6 @@ def run_attach_command(argv: list[str]) -> int:
         return 1
     if "--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty():
         from ..modes.server.attach_tui import run_attach_tui
-        from ..runtime.startup.request import StartupRequest
 
         client.close()  # the app connects on its own loop
         request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
@@ -174,3 +173,30 @@ def run_attach_command(argv: list[str]) -> int:
         print(f"wolli: {exc}", file=sys.stderr)
         client.close()
         return 1
+
+
+def join_server(agent: str | None, messages: list[str]) -> int | None:
+    """Plain ``wolli`` with the setting ``server.attach``: the full-screen app on a new
+    session of the agent's server (started on demand), ``messages`` its first prompt. None
+    when the setting is off (run in-process as usual)."""
+    from ..config import paths
+    from ..config.settings import Settings
+
+    settings = Settings(agent)
+    if not settings.get("server.attach"):
+        return None
+    from ..modes.server.access import socket_path
+    from ..modes.server.attach_tui import run_attach_tui
+    from ..modes.server.client import ServerUnavailable, connect_or_start
+
+    home = paths.agent_home(paths.agent_name(agent))
+    sock = socket_path(home, None)
+    idle = settings.get("server.idleTimeout")
+    try:
+        connect_or_start(home, sock, start=True, agent=agent,
+                         idle_timeout=float(idle) if isinstance(idle, int) else 600.0).close()
+    except ServerUnavailable as exc:
+        print(f"wolli: {exc} (the setting server.attach is on; see docs/server.md)", file=sys.stderr)
+        return 1
+    request = StartupRequest(mode="tui", agent=agent, messages=[" ".join(messages)] if messages else [])
+    return run_attach_tui(request, sock, None)

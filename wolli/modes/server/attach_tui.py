@@ -6,7 +6,7 @@ the server's records (:class:`RemoteSession`), what the user does becomes the se
 commands. Dialogs the session asks go to every attached client: this one shows them as the
 standalone dialogs do, and closes its copy when another client answered first.
 
-Slash commands that act on the session run on the server (``/model``, ``/thinking``,
+Slash commands that act on the session run on the server (``/model``,
 ``/name``, ``/compact``, ``/new``, ``/resume``, ``/copy``; extension commands, templates and
 skills are prompts); the ones that need the host in this process (``/login``, ``/settings``,
 ``/reload``, ``/tree``...) say so instead of failing half-way (docs/server.md lists them).
@@ -44,8 +44,9 @@ BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 RECONNECT_FOR = 120.0  # seconds of trying before giving up
 # Built-in commands an attached client runs (on the server); every other built-in needs the
 # host in this process and says so.
-REMOTE_COMMANDS = {"model", "thinking", "name", "compact", "new", "resume", "copy", "session", "quit", "exit",
-                   "detach", "help"}
+REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit"}
+# Commands only an attached client has.
+ATTACHED_ONLY = {"detach": "leave; the session runs on", "help": "what runs in an attached client"}
 
 
 Connect = Callable[[Callable[[Record], None]], Awaitable[ServerLink]]
@@ -349,10 +350,10 @@ class RemoteRuntime:
             return False
         name, args = parsed
         command = builtin_commands().get(name)
-        if command is None:
+        if command is None and name not in ATTACHED_ONLY:
             return False  # an extension command, a template or a skill: the server runs it
-        name = command.name
-        if name not in REMOTE_COMMANDS:
+        name = command.name if command is not None else name
+        if name not in REMOTE_COMMANDS and name not in ATTACHED_ONLY:
             self.app.add_notice(f"/{name} is not available in a client attached to a server (it needs the "
                                 "host in this process); run it in a standalone wolli, or on the server's side.",
                                 "warning")
@@ -366,7 +367,7 @@ class RemoteRuntime:
     async def _remote_command(self, name: str, args: str) -> None:
         front, session = self.app.front, self._session
         assert session is not None
-        if name in ("quit", "exit", "detach"):
+        if name in ("quit", "detach"):
             self.app.exit(0)
         elif name == "model":
             data = await self._call({"type": "get_available_models"})
@@ -375,15 +376,6 @@ class RemoteRuntime:
             picked = await front.pick_model(models, session.model, args)
             if isinstance(picked, Model):
                 await self._call({"type": "set_model", "provider": picked.provider, "modelId": picked.id})
-        elif name == "thinking":
-            level = args
-            if not level:
-                data = await self._call({"type": "get_available_thinking_levels"})
-                levels = data.get("levels") if isinstance(data, dict) else None
-                chosen = await front.select("Thinking level", [str(v) for v in levels or []])
-                level = chosen if isinstance(chosen, str) else ""
-            if level:
-                await self._call({"type": "set_thinking_level", "level": level})
         elif name == "name":
             if args:
                 await self._call({"type": "set_session_name", "name": args})
@@ -409,8 +401,9 @@ class RemoteRuntime:
                                        f"server: wolli {self._link.hello.get('version') if self._link and self._link.hello else '?'}"
                                        f"\nattached clients: {session.clients}")
         elif name == "help":
-            front.show_text("Attached to a server", "Runs here: /" + ", /".join(sorted(REMOTE_COMMANDS))
-                            + "\nExtension commands, prompt templates and skills run on the server.")
+            front.show_text("Attached to a server", "Run on the server's session: /" + ", /".join(sorted(REMOTE_COMMANDS))
+                            + ", /detach\nExtension commands, prompt templates and skills run on the server too; "
+                            "the other built-in commands need a standalone wolli (docs/server.md).")
 
     async def _moved(self) -> None:
         """This client was moved to another session (new, resume): show that one."""
@@ -446,6 +439,7 @@ class RemoteRuntime:
     def command_entries(self) -> list[CommandEntry]:
         out = [CommandEntry(name, command.description, command.category, "builtin", command.usage)
                for name, command in builtin_commands().items() if name == command.name and name in REMOTE_COMMANDS]
+        out += [CommandEntry(name, description, "Server", "builtin") for name, description in ATTACHED_ONLY.items()]
         return out + [entry for entry in self._commands if entry.name not in REMOTE_COMMANDS]
 
     async def argument_completions(self, name: str, prefix: str) -> object:
