@@ -77,6 +77,7 @@ One server, several clients (docs/server.md):
   wolli serve [--listen HOST:PORT]   host sessions for clients on a Unix socket (and TCP, with a token)
   wolli serve --list, wolli sessions  the server's live sessions and their clients
   wolli attach [SESSION] [--plain]   join a session of the running server (started on demand)
+  wolli web [--listen HOST:PORT]     the full-screen app in a browser, with the server's token
 
   -v, --version             print the version
   -h, --help                this help
@@ -334,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         from .serve import run_attach_command, run_serve_command
 
         return (run_serve_command if argv[0] == "serve" else run_attach_command)(argv[1:])
+    if argv[:1] == ["web"]:  # the full-screen app in a browser (docs/server.md)
+        from .serve import run_web_command
+
+        return run_web_command(argv[1:])
     if argv[:1] == ["sessions"]:  # ``wolli sessions`` = ``wolli serve --list``
         from .serve import run_serve_command
 

@@ -96,12 +96,14 @@ class RemoteSession:
 class RemoteRuntime:
     """The app's runtime when it is attached to a server's session."""
 
-    def __init__(self, app: WolliApp, request: StartupRequest, connect: Connect, session_id: str | None) -> None:
+    def __init__(self, app: WolliApp, request: StartupRequest, connect: Connect, session_id: str | None,
+                 *, join_live: bool = False) -> None:
         self.app = app
         self.request = request
         self.ready = asyncio.Event()
         self._connect = connect
         self._wanted = session_id  # the session to attach to (None: a new one in request.cwd)
+        self._join_live = join_live  # without a session id: join the running (or latest live) one
         self._link: ServerLink | None = None
         self._session: RemoteSession | None = None
         self._decoder = EventDecoder()
@@ -132,6 +134,8 @@ class RemoteRuntime:
 
     async def _attach(self, session_id: str | None, *, history: bool) -> None:
         link = await self._connect(self._on_record)
+        if session_id is None and self._join_live:
+            session_id = _live_choice(await link.call({"type": "get_live_sessions"}))
         command: Record = {"type": "attach"}
         command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": self.request.cwd})
         self._link = link
@@ -507,7 +511,17 @@ def _run_state(state: str) -> SessionEvent:
     return RunStateEvent(cast("RunState", state), "idle")  # a state the server named
 
 
-def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None) -> int:
+def _live_choice(data: object) -> str | None:
+    """The live session to join: one that is running, else the last opened; None when the
+    server has none."""
+    rooms = [r for r in data.get("sessions") or [] if isinstance(r, dict)] if isinstance(data, dict) else []
+    running = [r for r in rooms if r.get("runState") != "idle"]
+    chosen = (running or rooms)[-1] if rooms else None
+    return str(chosen["sessionId"]) if chosen is not None else None
+
+
+def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None, *,
+                   join_live: bool = False) -> int:
     """The full-screen app attached to the server on ``socket_path`` (already known to run)."""
     from ..tui import run_tui
 
@@ -515,7 +529,7 @@ def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str |
         return await ServerLink.unix(socket_path, on_record)
 
     def runtime(app: WolliApp, startup: StartupRequest) -> RemoteRuntime:
-        return RemoteRuntime(app, startup, connect, session_id)
+        return RemoteRuntime(app, startup, connect, session_id, join_live=join_live)
 
     return run_tui(request, runtime=runtime)
 
