@@ -224,6 +224,10 @@ class RemoteRuntime:
             if screen is not None:
                 close_answered(screen)
             return
+        if kind == "session_replaced":  # an extension put another session in this one's place
+            self._wanted = str(record.get("sessionId"))
+            asyncio.get_running_loop().create_task(self._moved())
+            return
         if kind == "response":  # a fire-and-forget command that failed
             if not record.get("success"):
                 self.app.add_notice(f"{record.get('command')}: {record.get('error')}", "error")

@@ -36,6 +36,8 @@ class ResidentServer(Protocol):
     ui: Any
     token: str | None
     clients: list[ClientConnection]
+    auth_deadline: float  # seconds a TCP client has to authenticate
+    write_backlog_limit: int  # bytes of unread output after which a client is cut off
 
     def hello(self, *, auth_required: bool) -> dict[str, Any]: ...
 
@@ -49,22 +51,18 @@ class ResidentServer(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
-# A client that stops reading is cut off once this much output waits for it, so one stalled
-# client never holds the server's memory (or the other clients) hostage.
-WRITE_BACKLOG_LIMIT = 32 * 1024 * 1024
 # Commands that need no session (everything else needs ``attach`` first).
 SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
-# A TCP client that has not authenticated by then is disconnected.
-AUTH_DEADLINE_S = 30.0
 _ids = itertools.count(1)
 
 
 class SocketSink:
     """Records to one socket, from the loop or from a tool's worker thread."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, backlog_limit: int) -> None:
         self.transport = transport
         self.loop = loop
+        self.backlog_limit = backlog_limit
         self.thread = threading.get_ident()
         self.closed = False
         self.encode: Callable[[Any], bytes] = encode_record  # a JSON line; a WebSocket message
@@ -90,7 +88,7 @@ class SocketSink:
             self.closed = True
             return
         self.transport.write(data)
-        if self.transport.get_write_buffer_size() > WRITE_BACKLOG_LIMIT:
+        if self.transport.get_write_buffer_size() > self.backlog_limit:
             self.closed = True
             print("wolli serve: a client stopped reading its output; it was disconnected", file=sys.stderr)
             self.transport.abort()
@@ -137,7 +135,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         loop = asyncio.get_running_loop()
-        self.output = SocketSink(transport, loop)
+        self.output = SocketSink(transport, loop, self.server.write_backlog_limit)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "local"
         self.server.clients.append(self)
@@ -145,14 +143,14 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         if self.framing is not None:
             self._greet()
         if not self.authenticated:
-            loop.call_later(AUTH_DEADLINE_S, self._auth_deadline)
+            loop.call_later(self.server.auth_deadline, self._auth_deadline)
 
     def _greet(self) -> None:
         self.output.send(self.server.hello(auth_required=not self.authenticated))
 
     def _auth_deadline(self) -> None:
         if not self.authenticated and not self.stopping:
-            self.fail(None, "auth", f"no auth within {AUTH_DEADLINE_S:.0f}s; closing the connection")
+            self.fail(None, "auth", f"no auth within {self.server.auth_deadline:g}s; closing the connection")
             self.stop()
 
     def data_received(self, data: bytes) -> None:

@@ -27,6 +27,8 @@ class RoomClient(Protocol):
 
     def describe(self) -> dict[str, Any]: ...
 
+    def join(self, room: SessionRoom) -> None: ...
+
 
 class Broadcast:
     """A record sink that writes to every client of a room."""
@@ -40,8 +42,12 @@ class Broadcast:
 
 
 class SessionRoom:
-    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], Any]) -> None:
+    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], Any],
+                 on_replaced: Callable[[SessionRoom, str], None] | None = None) -> None:
         self.session = session
+        # The session was replaced by another (an extension's ``ctx.session.new_session()``):
+        # called with the new session's file, so the server can move the clients there.
+        self._on_replaced = on_replaced
         self.clients: list[RoomClient] = []
         self.ui = RpcUI(Broadcast(self))  # type: ignore[arg-type]
         self.ui.loop = loop
@@ -69,6 +75,8 @@ class SessionRoom:
         self.ui.cancel_all()
 
     def _on_event(self, event: Any) -> None:
+        if event.type == "session_shutdown" and event.target_session_file and self._on_replaced is not None:
+            self._on_replaced(self, event.target_session_file)
         if not self.clients:
             if event.type == "run_state" and event.state == "idle":
                 self._on_empty(self)  # the run nobody watched ended: the session may go
