@@ -15,39 +15,47 @@ import itertools
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...agent.events import to_jsonable
 from ...runtime.live.options import SessionOptions
 from ..common.framing import encode_record
 from ..rpc import queries
-from ..rpc.commands import CommandError, CommandSpec
+from ..rpc.commands import CommandError, CommandSpec, Reply
 from ..rpc.core import RpcCore
 from . import websocket
 from .access import token_matches
 from .rooms import SessionRoom
 
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.startup.request import StartupRequest
+    from ..rpc.ui import RpcUI
+
 
 class ResidentServer(Protocol):
     """What a connection needs of the server (``serve.ResidentServer``)."""
 
-    request: Any
-    host: Any
-    ui: Any
+    request: StartupRequest
+    ui: RpcUI
     token: str | None
     clients: list[ClientConnection]
     auth_deadline: float  # seconds a TCP client has to authenticate
     write_backlog_limit: int  # bytes of unread output after which a client is cut off
 
+    @property
+    def host(self) -> AgentHost: ...
+
     def hello(self, *, auth_required: bool) -> dict[str, Any]: ...
 
     def client_left(self) -> None: ...
 
-    def room_for(self, session: Any) -> SessionRoom: ...
+    def room_for(self, session: LiveSession) -> SessionRoom: ...
 
-    async def new_session(self, cwd: str | None) -> Any: ...
+    async def new_session(self, cwd: str | None) -> LiveSession: ...
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any: ...
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession: ...
 
     def describe(self) -> dict[str, Any]: ...
 
@@ -65,9 +73,9 @@ class SocketSink:
         self.backlog_limit = backlog_limit
         self.thread = threading.get_ident()
         self.closed = False
-        self.encode: Callable[[Any], bytes] = encode_record  # a JSON line; a WebSocket message
+        self.encode: Callable[[object], bytes] = encode_record  # a JSON line; a WebSocket message
 
-    def send(self, record: Any) -> None:
+    def send(self, record: object) -> None:
         if self.closed:
             return
         self.send_raw(self.encode(record))
@@ -127,7 +135,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         }
 
     @property
-    def session(self) -> Any:
+    def session(self) -> LiveSession | None:
         return self.room.session if self.room is not None else None
 
     # ------------------------------------------------------------------ the socket
@@ -279,14 +287,14 @@ class ClientConnection(RpcCore, asyncio.Protocol):
 
 
 class _Unconnected:
-    def send(self, record: Any) -> None:  # nothing is written before the socket is there
+    def send(self, record: object) -> None:  # nothing is written before the socket is there
         pass
 
 
 # ---------------------------------------------------------------------------- the server's commands
 
 
-def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     expected = client.server.token
     if client.authenticated:
         return {"authenticated": True}
@@ -297,7 +305,7 @@ def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     raise CommandError("wrong token (see docs/server.md for where the server stores it); closing the connection")
 
 
-async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     session_id = cmd.get("sessionId")
     if cmd.get("new") is True:
         cwd = cmd.get("cwd")
@@ -314,7 +322,15 @@ async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     return _attached(client, session)
 
 
-def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
+def _session_of(client: ClientConnection) -> LiveSession:
+    """The client's session (the commands that use it are refused before ``attach``)."""
+    session = client.session
+    if session is None:
+        raise CommandError("attach to a session first")
+    return session
+
+
+def _attached(client: ClientConnection, session: LiveSession) -> dict[str, Any]:
     client.join(client.server.room_for(session))
     data = {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
             "state": queries.session_state(session), "messages": queries.messages(session),
@@ -325,20 +341,20 @@ def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
     return data
 
 
-async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     client._leave()
     return {"detached": True}
 
 
-def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     return client.server.describe()
 
 
-async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     parent = cmd.get("parentSession")
     if parent is not None and not isinstance(parent, str):
         raise CommandError("new_session: 'parentSession' must be a string")
-    old = client.session
+    old = _session_of(client)
     options = SessionOptions(cwd=old.cwd, model=old.model, thinking_level=old.thinking_level,
                              active_tools=list(old.active_tool_names), parent_session=parent,
                              persist=old.session_file is not None)
@@ -347,12 +363,12 @@ async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     return {"cancelled": False}
 
 
-async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     path = cmd.get("sessionPath")
     if not isinstance(path, str) or not path:
         raise CommandError("switch_session needs 'sessionPath' (a string)")
     try:
-        session = await client.server.open_session(path, cwd=client.session.cwd)
+        session = await client.server.open_session(path, cwd=_session_of(client).cwd)
     except (OSError, ValueError, LookupError) as exc:
         raise CommandError(f"switch_session: cannot open {path}: {exc}") from None
     client.join(client.server.room_for(session))
@@ -362,7 +378,7 @@ async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
 async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) -> None:
     """Move this client to a new session holding the branch up to ``entry_id``; the others
     stay on the original. A running session is not forked under its other clients."""
-    origin = client.session
+    origin = _session_of(client)
     if not origin.is_idle():
         raise CommandError(f"{kind}: the session is running; abort it (or wait for it) first")
     if entry_id is None:
@@ -374,23 +390,26 @@ async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) ->
     client.join(client.server.room_for(session))
 
 
-async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     entry_id = cmd.get("entryId")
-    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(client.session)}
+    session = _session_of(client)
+    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(session)}
     if not isinstance(entry_id, str) or entry_id not in choices:
         raise CommandError(f"fork: {entry_id!r} is not a user message of the current branch (see get_fork_messages)")
-    entry = client.session.session_manager.get_entry(entry_id)
+    entry = session.session_manager.get_entry(entry_id)
+    if entry is None:
+        raise CommandError(f"fork: no entry {entry_id!r}")
     await _fork_to(client, entry.parent_id, "fork")
     return {"text": choices[entry_id], "cancelled": False}
 
 
-async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Any:
-    await _fork_to(client, client.session.session_manager.get_leaf_id(), "clone")
+async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
+    await _fork_to(client, _session_of(client).session_manager.get_leaf_id(), "clone")
     return {"cancelled": False}
 
 
-async def _clear_queue(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _clear_queue(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     """Take the queued steering and follow-up messages back (Esc in an attached app puts
     them into its editor)."""
-    steering, follow_up = client.session.clear_queue()
+    steering, follow_up = _session_of(client).clear_queue()
     return {"steering": steering, "followUp": follow_up}

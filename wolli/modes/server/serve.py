@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...__about__ import __version__
 from ...runtime.live.options import SessionOptions
@@ -29,6 +29,11 @@ from ..rpc.ui import RpcUI
 from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write_private
 from .connection import ClientConnection
 from .rooms import SessionRoom
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
 
 
 @dataclass
@@ -52,7 +57,7 @@ class _EveryClient:
     def __init__(self, server: ResidentServer) -> None:
         self.server = server
 
-    def send(self, record: Any) -> None:
+    def send(self, record: object) -> None:
         for client in list(self.server.clients):
             client.output.send(record)
 
@@ -65,17 +70,17 @@ class ResidentServer:
         self.auth_deadline = options.auth_deadline
         self.write_backlog_limit = options.write_backlog_limit
         self.ui = RpcUI(_EveryClient(self))  # type: ignore[arg-type]
-        self.host: Any = None
+        self._host: AgentHost | None = None  # once the runtime has started
         self.clients: list[ClientConnection] = []
         self.rooms: dict[str, SessionRoom] = {}
-        self._closing: dict[str, asyncio.Task[Any]] = {}
-        self._fresh: Any = None  # the start-up session, until a client takes it or it goes
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        self._fresh: LiveSession | None = None  # the start-up session, until a client takes it or it goes
         self._listeners: list[asyncio.base_events.Server] = []
         self._stopped = asyncio.Event()
         self._idle_handle: asyncio.TimerHandle | None = None
         self.started = time.time()
         self.tcp_port: int | None = None
-        self.model: Any = None
+        self.model: Model | None = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -83,7 +88,7 @@ class ResidentServer:
         loop = asyncio.get_running_loop()
         self.ui.loop = loop
         startup = await start(self.request, ui=self.ui)
-        self.host = startup.host
+        self._host = startup.host
         self.host.session_ui = lambda session: self.room_for(session).ui
         self._fresh = startup.session
         self.model = startup.session.model  # --model: every new session starts with it
@@ -187,14 +192,20 @@ class ResidentServer:
 
     # ------------------------------------------------------------------ sessions
 
-    def room_for(self, session: Any) -> SessionRoom:
+    @property
+    def host(self) -> AgentHost:
+        if self._host is None:
+            raise RuntimeError("the server's runtime has not started yet")
+        return self._host
+
+    def room_for(self, session: LiveSession) -> SessionRoom:
         room = self.rooms.get(session.session_id)
         if room is None or room.session is not session:
             room = self.rooms[session.session_id] = SessionRoom(session, asyncio.get_running_loop(), self._room_empty,
                                                                 self._room_replaced)
         return room
 
-    async def new_session(self, cwd: str | None) -> Any:
+    async def new_session(self, cwd: str | None) -> LiveSession:
         fresh, self._fresh = self._fresh, None
         folder = os.path.abspath(cwd) if cwd else self.host.cwd
         if fresh is not None and fresh.session_id in self.host.resident and fresh.cwd == folder \
@@ -211,7 +222,7 @@ class ResidentServer:
             self._schedule_close(fresh)
         return await self.host.create_session(options)
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any:
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
         live = self.host.get_session(ref)
         if live is not None:
             return live
@@ -247,7 +258,7 @@ class ResidentServer:
             return
         self._schedule_close(session)
 
-    def _schedule_close(self, session: Any) -> None:
+    def _schedule_close(self, session: LiveSession) -> None:
         if session.session_id in self._closing:
             return
         room = self.rooms.pop(session.session_id, None)
