@@ -159,11 +159,16 @@ def run_attach_command(argv: list[str]) -> int:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
     if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
+        from ..base import startup_gc
         from ..modes.server.attach_tui import run_attach_tui
 
         client.close()  # the app connects on its own loop
         request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
-        return run_attach_tui(request, sock, positional[0] if positional else None, join_live="--last" in flags)
+        startup_gc.pause()  # until the history is built (as the standalone start does)
+        try:
+            return run_attach_tui(request, sock, positional[0] if positional else None, join_live="--last" in flags)
+        finally:
+            startup_gc.resume()
 
     def reconnect() -> ServerClient:
         return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from ...agent.events import to_jsonable
-from ...agent.messages import parse_agent_message
 from ...ai.types import ImageContent, Model
 from ..interactive.client_runtime import SessionFigures
 from ..interactive.commands.definition import CommandEntry
@@ -30,7 +29,7 @@ from ..interactive.commands.registry import builtin_commands, split
 from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
-from .remote_events import EventDecoder
+from .remote_events import EventDecoder, parse_messages
 
 if TYPE_CHECKING:
     from ...agent.tool import ToolDefinition
@@ -123,11 +122,19 @@ class RemoteRuntime:
     # ------------------------------------------------------------------ connecting
 
     async def start(self) -> None:
+        from ...base import startup_gc
+
+        # The answers' markdown module loads in a thread while the server sends the history
+        # (the standalone app warms it the same way); the rows it draws need it next.
+        warm = asyncio.create_task(asyncio.to_thread(_load_markdown))
         try:
             await self._attach(self._wanted, history=True)
         except (ServerUnavailable, RemoteError, TimeoutError) as exc:
             self.app.exit(return_code=1, message=f"wolli: {exc}")
             return
+        finally:
+            startup_gc.resume()  # paused by the command line: the history is built, collect from here
+            await warm
         self.ready.set()
         for text in self.request.messages:  # `wolli attach` has no prompt words today; kept for symmetry
             await self.send(text)
@@ -149,8 +156,7 @@ class RemoteRuntime:
         session = RemoteSession(session_id=str(data["sessionId"]), cwd=str(data.get("cwd") or self.request.cwd))
         state = data.get("state")
         session.take_state(state if isinstance(state, dict) else {})
-        raw = data.get("messages")
-        session.messages = [parse_agent_message(m) for m in raw if isinstance(m, dict)] if isinstance(raw, list) else []
+        session.messages = list(parse_messages(data.get("messages")))
         clients = data.get("clients")
         session.clients = clients if isinstance(clients, int) else 1
         self._session, self._wanted = session, session.session_id
@@ -272,8 +278,7 @@ class RemoteRuntime:
             state = await link.call({"type": "get_state"})
         except (ServerUnavailable, RemoteError, TimeoutError):
             return
-        raw = data.get("messages") if isinstance(data, dict) else None
-        session.messages = [parse_agent_message(m) for m in raw or [] if isinstance(m, dict)]
+        session.messages = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
         if isinstance(state, dict):
             session.take_state(state)
         self.app.reload_transcript()
@@ -513,6 +518,10 @@ def _run_state(state: str) -> SessionEvent:
     from ...runtime.events import RunStateEvent
 
     return RunStateEvent(cast("RunState", state), "idle")  # a state the server named
+
+
+def _load_markdown() -> None:
+    from ..tui.widgets import markdown_view  # noqa: F401  (~200 ms of imports)
 
 
 def _live_choice(data: object) -> str | None:

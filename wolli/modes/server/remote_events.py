@@ -12,10 +12,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TypeAlias, cast
 
+from pydantic import TypeAdapter
 from pydantic.alias_generators import to_snake
 
 from ...agent import events as agent_events
-from ...agent.messages import parse_agent_message
+from ...agent.messages import AgentMessage, parse_agent_message
 from ...agent.tool import ToolResult
 from ...ai.types import (
     AssistantMessage,
@@ -69,6 +70,20 @@ def _plain(cls: type, record: JsonRecord) -> SessionEvent:
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     fields = {to_snake(key): value for key, value in record.items() if key != "type"}
     return cast("SessionEvent", cls(**{name: value for name, value in fields.items() if name in names}))
+
+
+_list_adapter: TypeAdapter[list[AgentMessage]] | None = None
+
+
+def parse_messages(raw: object) -> list[AgentMessage]:
+    """A session's messages from their records, validated in one pass (a 2,000-pair history
+    is 4,000 messages: one call into the validator rather than one per message)."""
+    global _list_adapter
+    if not isinstance(raw, list):
+        return []
+    if _list_adapter is None:
+        _list_adapter = TypeAdapter(list[AgentMessage])
+    return _list_adapter.validate_python([m for m in raw if isinstance(m, Mapping)])
 
 
 class EventDecoder:
