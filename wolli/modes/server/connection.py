@@ -64,8 +64,27 @@ SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
 _ids = itertools.count(1)
 
 
+_last_line: tuple[object, bytes] | None = None
+
+
+def encoded_line(record: object) -> bytes:
+    """``record`` as a JSON line, encoded once for all the clients of a room: the room hands
+    the same record object to each of them, one after the other."""
+    global _last_line
+    last = _last_line
+    if last is not None and last[0] is record:
+        return last[1]
+    data = encode_record(record)
+    _last_line = (record, data)
+    return data
+
+
 class SocketSink:
-    """Records to one socket, from the loop or from a tool's worker thread."""
+    """Records to one socket, from the loop or from a tool's worker thread.
+
+    Records written during one turn of the loop go out in one write (a streamed answer is
+    one record per token: per client that is one system call per loop turn instead of one
+    per token, which is most of what a second attached client costs)."""
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, backlog_limit: int) -> None:
         self.transport = transport
@@ -73,7 +92,8 @@ class SocketSink:
         self.backlog_limit = backlog_limit
         self.thread = threading.get_ident()
         self.closed = False
-        self.encode: Callable[[object], bytes] = encode_record  # a JSON line; a WebSocket message
+        self.encode: Callable[[object], bytes] = encoded_line  # a JSON line; a WebSocket message
+        self._pending: list[bytes] = []
 
     def send(self, record: object) -> None:
         if self.closed:
@@ -84,18 +104,26 @@ class SocketSink:
         if self.closed:
             return
         if threading.get_ident() == self.thread:
-            self._write(data)
+            self._queue(data)
         else:
             try:
-                self.loop.call_soon_threadsafe(self._write, data)
+                self.loop.call_soon_threadsafe(self._queue, data)
             except RuntimeError:  # the loop has ended: the server is going away
                 self.closed = True
 
-    def _write(self, data: bytes) -> None:
-        if self.closed or self.transport.is_closing():
+    def _queue(self, data: bytes) -> None:
+        if not self._pending:
+            self.loop.call_soon(self._flush)
+        self._pending.append(data)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        if self.transport.is_closing():
             self.closed = True
             return
-        self.transport.write(data)
+        self.transport.write(b"".join(pending) if len(pending) > 1 else pending[0])
         if self.transport.get_write_buffer_size() > self.backlog_limit:
             self.closed = True
             print("wolli serve: a client stopped reading its output; it was disconnected", file=sys.stderr)
@@ -103,6 +131,7 @@ class SocketSink:
 
     def close(self) -> None:
         """Close once what was written has gone out."""
+        self._flush()
         self.closed = True
         self.transport.close()
 
@@ -197,7 +226,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         self.output.send_raw(answer)
         self.framing = "websocket"
         self.kind = "websocket"
-        self.output.encode = lambda record: websocket.frame(encode_record(record)[:-1])
+        self.output.encode = lambda record: websocket.frame(encoded_line(record)[:-1])
         self._greet()
         if rest:
             self._websocket_data(rest)
