@@ -93,6 +93,7 @@ def test_an_upgrade_is_refused_while_the_old_servers_clients_are_attached(served
 
     refused = served()
     assert refused.process.wait(30) == 1
+    wait_until_sync(lambda: "Detach them" in refused.stderr, timeout=10, what="the refusal on stderr")  # read by a thread
     assert "wolli 0.0.1 server" in refused.stderr and "1 client(s) attached" in refused.stderr
     assert "Detach them" in refused.stderr
     assert old.process.poll() is None  # the old server and its client go on
@@ -111,7 +112,8 @@ def test_an_upgrade_is_refused_while_the_old_servers_clients_are_attached(served
     upgraded = served()
     upgraded.wait_listening()
     assert old.process.wait(30) == 0  # asked to stop, it stopped cleanly
-    assert any("to upgrade to" in line for line in upgraded.lines)
+    wait_until_sync(lambda: any("to upgrade to" in line for line in upgraded.lines), timeout=10,
+                    what="the upgrade said on stdout")
     assert upgraded.client().call({"type": "get_live_sessions"})["server"]["pid"] == upgraded.process.pid
 
 
