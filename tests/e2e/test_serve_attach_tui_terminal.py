@@ -119,3 +119,42 @@ def test_plain_wolli_joins_a_server_when_the_setting_says_so(tmp_path: Path, wol
         info = json.loads((agent_home / "server.json").read_text()) if (agent_home / "server.json").exists() else {}
         if info.get("pid"):
             os.kill(int(info["pid"]), signal.SIGKILL)
+
+
+def test_the_attached_app_reconnects_after_the_server_was_killed(tmp_path: Path, wolli_home: Path, loopback):
+    """``kill -9`` of the server: the app says so, reconnects to the restarted server, shows
+    the session again from its file, and prompts reach it."""
+    import signal
+
+    project = tmp_path / "project"
+    project.mkdir()
+    write_models(wolli_home, loopback.url + "/v1")
+    sock = project / "s.sock"
+    server = ServeProcess(project, sock, "--model", "local/local-model")
+    term = None
+    try:
+        first = server.client()
+        session_id = first.call({"type": "attach", "new": True})["sessionId"]
+        loopback.push(text_answer("Saved before the crash."))
+        first.call({"type": "prompt", "message": "remember this"})
+        records_until(first, settled)
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--socket", str(sock), session_id],
+                            cwd=str(project), env={"WOLLI_HOME": os.environ["WOLLI_HOME"]})
+        term.wait_for("Saved before the crash.")
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait(10)
+        term.wait_for("reconnecting")
+        server = ServeProcess(project, sock, "--model", "local/local-model")
+        term.wait_for("Reconnected.", timeout=40)
+        assert "Saved before the crash." in term.screen()
+        loopback.push(text_answer("Answered after the restart."))
+        term.type("still there?")
+        term.send("Enter")
+        term.wait_for("Answered after the restart.")
+        term.send("C-d")
+        assert term.exit_status() == 0
+    finally:
+        if term is not None:
+            term.close()
+        server.process.kill()
+        server.process.wait(10)
