@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING
 from ...runtime.startup.request import StartupRequest
 
 if TYPE_CHECKING:
-    from .app import WolliApp
+    from .app import RuntimeFactory, WolliApp
 
 
-def run_tui(request: StartupRequest) -> int:
+
+def run_tui(request: StartupRequest, *, runtime: RuntimeFactory | None = None) -> int:
+    """The full-screen app; ``runtime`` makes what it drives (default: the runtime in this
+    process; ``wolli attach`` passes a server's session)."""
     from ...config.paths import agent_home
     from ...config.settings import Settings
     from ...config.themes import theme_folders
@@ -26,7 +29,7 @@ def run_tui(request: StartupRequest) -> int:
 
     themes_dirs = [*theme_folders(home), *installed_theme_dirs(home, settings.get("packages"))]
     app = WolliApp(request, agent_home=home, themes_dirs=themes_dirs,
-                   theme_name=theme, hide_thinking=hide_thinking)
+                   theme_name=theme, hide_thinking=hide_thinking, runtime=runtime)
     terminal_keys.install(app.keyboard)
     profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work
     if profile:

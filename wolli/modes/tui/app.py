@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,10 @@ if TYPE_CHECKING:
     from ...agent.messages import CustomMessage
     from ...runtime.events import SessionEvent
     from ..common.signals import SignalRoute
+    from ..interactive.client_runtime import ClientRuntime
 
+# Makes the runtime the app drives (default: in this process, :class:`TuiController`).
+RuntimeFactory = Callable[["WolliApp", StartupRequest], "ClientRuntime"]
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
@@ -98,7 +102,7 @@ class WolliApp(App[int]):
 
     def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
                  themes_dirs: list[Path] | None = None, theme_name: str = "dark",
-                 hide_thinking: bool = False) -> None:
+                 hide_thinking: bool = False, runtime: RuntimeFactory | None = None) -> None:
         super().__init__()
         from .terminal_guard import install
 
@@ -109,7 +113,8 @@ class WolliApp(App[int]):
         self._reported_keys: set[str] = set()  # shortcut problems already shown
         self.ui = TuiUI(self)
         self.front = TuiFront(self)
-        self.controller = TuiController(self, request)
+        # The runtime behind the screen: in this process, or a server's session (``wolli attach``).
+        self.controller: ClientRuntime = (runtime or TuiController)(self, request)
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
         self.themes_dirs = list(themes_dirs or [])
@@ -389,7 +394,7 @@ class WolliApp(App[int]):
     def refresh_footer(self) -> None:
         from .footer_data import fill_footer
 
-        fill_footer(self.footer.data, self.controller.session)
+        fill_footer(self.footer.data, self.controller.figures())
         self.footer.refresh_data()
 
     def on_session_started(self, event: SessionEvent) -> None:

@@ -26,10 +26,8 @@ if TYPE_CHECKING:
     from textual.worker_manager import WorkerManager
 
     from ...config.themes import ThemeSpec
-    from ...runtime.host.agent_host import AgentHost
-    from ...runtime.live.live_session import LiveSession
     from ...runtime.startup.request import StartupRequest
-    from ..interactive.commands.definition import CommandContext
+    from ..interactive.client_runtime import ClientRuntime
     from ..interactive.highlighting import AnsiTheme
     from ..interactive.prompt_history import PromptHistory
     from .widgets.extension_slots import ExtensionSlot
@@ -41,18 +39,6 @@ if TYPE_CHECKING:
 
 W = TypeVar("W", bound="Widget")
 R = TypeVar("R")
-
-
-class SessionLink(Protocol):
-    """The controller as the helpers see it: the live session and its host, once started."""
-
-    @property
-    def session(self) -> LiveSession | None: ...
-
-    @property
-    def host(self) -> AgentHost | None: ...
-
-    def command_context(self) -> CommandContext: ...
 
 
 class TuiApp(Protocol):
@@ -69,7 +55,7 @@ class TuiApp(Protocol):
     title: str
 
     @property
-    def controller(self) -> SessionLink: ...
+    def controller(self) -> ClientRuntime: ...
     @property
     def history(self) -> PromptHistory: ...
     @property

@@ -16,7 +16,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from ...runtime.startup.request import StartupError, StartupRequest
-from ..interactive.commands.definition import CommandContext
+from ..interactive.client_runtime import SessionFigures
+from ..interactive.commands.definition import CommandContext, CommandEntry
 from ..interactive.commands.registry import run_builtin
 from .adapter import EventAdapter
 from .front import TuiFront
@@ -42,6 +43,9 @@ class ControlledApp(AppWithUI, Protocol):
 
 
 class TuiController:
+    """The in-process :class:`~..interactive.client_runtime.ClientRuntime`: a host and its
+    live sessions in this process."""
+
     def __init__(self, app: ControlledApp, request: StartupRequest) -> None:
         self.app = app
         self.request = request
@@ -184,6 +188,42 @@ class TuiController:
             await session.prompt(text, images, streaming_behavior=behavior)
         else:
             await session.prompt(text, images)
+
+    def command_entries(self) -> list[CommandEntry]:
+        from ..interactive.commands.registry import command_entries
+
+        return command_entries(self.host, self.session)  # built-ins only before the session is up
+
+    async def argument_completions(self, name: str, prefix: str) -> object:
+        from ..interactive.commands.registry import argument_completions
+
+        if self.session is None:
+            return None
+        return await argument_completions(self.command_context(), name, prefix)
+
+    def figures(self) -> SessionFigures | None:
+        session = self.session
+        if session is None:
+            return None
+        from ...runtime.live.stats import session_stats
+
+        stats = session_stats(session)
+        model = session.model
+        figures = SessionFigures(
+            model=f"{model.provider}/{model.id}" if model is not None else "no model (/login)", cwd=session.cwd,
+            tokens_in=stats.input_tokens, tokens_out=stats.output_tokens, cache_read=stats.cache_read_tokens,
+            cache_write=stats.cache_write_tokens, cost=stats.cost,
+            thinking=session.thinking_level if model is not None and getattr(model, "reasoning", False) else None,
+            permission_mode=session.permissions.mode)
+        try:
+            figures.context_percent = session.context_usage().get("percent")
+        except Exception:
+            figures.context_percent = None
+        try:
+            figures.session_name = session.session_manager.get_session_name()
+        except Exception:
+            figures.session_name = None
+        return figures
 
     def shortcut(self, key: str) -> Shortcut | None:
         """The extension shortcut for a key event's name, once the session is up; None when

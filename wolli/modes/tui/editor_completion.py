@@ -19,7 +19,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from ..interactive import completion
-from ..interactive.commands import registry
 from .ui_bridge import AppWithUI
 from .widgets.completion_menu import CompletionMenu
 
@@ -68,18 +67,14 @@ class EditorCompletion:
 
     def _commands(self) -> list[dict[str, Any]]:
         """Built-ins (also before the session is up), extension commands, templates, skills."""
-        controller = self.app.controller
-        return completion.command_items(registry.command_entries(controller.host, controller.session))
+        return completion.command_items(self.app.controller.command_entries())
 
     def _mcp_resources(self) -> list[dict[str, Any]]:
         host = self.app.controller.host
         return host.mcp.resource_items() if host is not None and host.mcp is not None else []
 
     async def _argument_completions(self, name: str, prefix: str) -> object:
-        controller = self.app.controller
-        if controller.session is None:
-            return None
-        return await registry.argument_completions(controller.command_context(), name, prefix)
+        return await self.app.controller.argument_completions(name, prefix)
 
     # ------------------------------------------------------------------ driving
 

@@ -17,8 +17,6 @@ from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from ..interactive.commands.registry import command_entries
-
 if TYPE_CHECKING:
     from .app_view import TuiApp
 
@@ -42,7 +40,7 @@ class WolliCommands(Provider):
         app = cast("TuiApp", self.app)  # Textual types it as any App; the palette only runs in Wolli's
         controller = app.controller
         out: list[tuple[str, str, Callable[[], Any]]] = []
-        for entry in command_entries(controller.host, controller.session):
+        for entry in controller.command_entries():
             help_text = entry.description + (f"  {entry.usage}" if entry.usage else "")
             if entry.availability == "disabled":
                 reason = entry.reason or "not available right now"
