@@ -137,6 +137,11 @@ class WolliApp(App[int]):
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
+    def get_default_screen(self) -> Any:
+        from .compositor import MainScreen
+
+        return MainScreen(id="_default")
+
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
                markup: bool = False) -> None:
         """A toast. Literal by default: its text often holds a model name, a path or an error
