@@ -13,9 +13,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...ai.abort import AbortSignal
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # ``wolli.ai`` (its wire types) loads with the runtime, after the first frame
+    from ...ai.abort import AbortSignal
     from ...extensions.context import ExtensionUI
     from ...permissions.prompt import PermissionAnswer, PermissionRequest
 
