@@ -38,10 +38,19 @@ class KeepsRowsOnGrowth(_Base):
             self._growing = size == old and old.height > 0
         else:
             self._growing = size.width == old.width and size.height >= old.height > 0
+        # The layout that called this has just placed the widget: setting its virtual size the
+        # usual way (a reactive that lays out) would ask for a second, identical layout of the
+        # whole screen. Its own watcher, if any, is called instead.
+        relaid = layout and self._growing
+        before = self.virtual_size
         try:
-            return super()._size_updated(size, virtual_size, container_size, layout)
+            changed = super()._size_updated(size, virtual_size, container_size, layout and not relaid)
         finally:
             self._growing = False
+        watch = getattr(self, "watch_virtual_size", None)
+        if relaid and watch is not None and before != virtual_size:
+            watch(virtual_size)
+        return changed
 
     def _set_dirty(self, *regions: Region) -> None:
         if self._growing and not regions:
