@@ -271,3 +271,36 @@ async def test_an_answer_an_extension_rewrote_at_its_end_shows_the_rewrite(make_
         shown = " ".join(str(p._content) for p in answer.query(MarkdownParagraph))
         assert shown == "[redacted]", shown
         assert answer.markdown_text == "[redacted]"
+
+
+async def test_no_blank_rows_are_drawn_under_a_streaming_answer(make_app, faux):
+    """While an answer streams, its last row on screen is its last written row: the tail
+    takes exactly the rows its text needs (once it kept six blank rows below the text, to lay
+    the screen out less often)."""
+    from tests.support.waiting import wait_until
+    from wolli.modes.tui.widgets.stream_tail import StreamTail
+
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.tokens_per_second = 60  # ~4 s: sampled mid-stream, as rows are added
+        faux.push("".join(f"word{i}" + ("\n" if i % 9 == 8 else " ") for i in range(240)) + "ZZEND")
+        await type_and_send(pilot, "go")
+        samples: list[tuple[int, int, str]] = []
+
+        def sample() -> bool:
+            tails = app.query(StreamTail)
+            if tails and tails.first().text and not tails.first().text.endswith("ZZEND"):
+                tail = tails.first()
+                rows = len(tail.render().split("\n"))
+                if tail.size.height and (not samples or samples[-1][1] != rows):
+                    samples.append((tail.size.height, rows, tail.render_line(tail.size.height - 1).text))
+            return len(samples) >= 6
+
+        await wait_until(sample, 10, "the tail growing by six rows")
+        await pilot.pause()  # the last growth laid out
+        sample()
+        for height, rows, last_line in samples[1:]:
+            # (A row added since the last layout is laid out with the next frame.)
+            assert height <= rows, f"{height - rows} blank rows under the answer"
+            assert last_line.strip(), "the answer's last row on screen is blank"
+        await idle_after(app, pilot, 2)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ...runtime.events import SessionEvent
     from ..common.signals import SignalRoute
     from ..interactive.client_runtime import ClientRuntime
+    from .compositor import MainScreen
 
 # Makes the runtime the app drives (default: in this process, :class:`TuiController`).
 RuntimeFactory = Callable[["WolliApp", StartupRequest], "ClientRuntime"]
@@ -147,6 +148,11 @@ class WolliApp(App[int]):
         self.theme = f"wolli-{self.theme_spec.name}"
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
+
+    def get_default_screen(self) -> MainScreen:
+        from .compositor import MainScreen
+
+        return MainScreen(id="_default")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = False) -> None:

@@ -13,13 +13,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, TypeVarTuple
 
-from ...ai.abort import AbortSignal
-from ...config.themes import ThemeSpec
 from .surface import AppWithSurface
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # ``wolli.ai`` (its wire types) loads with the runtime, after the first frame
     from textual.screen import Screen
 
+    from ...ai.abort import AbortSignal
+    from ...config.themes import ThemeSpec
     from ...extensions.context import ExtensionUI
     from ...permissions.prompt import PermissionAnswer, PermissionRequest
     from ..interactive.highlighting import AnsiTheme

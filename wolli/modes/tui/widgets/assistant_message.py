@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from ....base.text_safety import terminal_safe
+from .growing import KeepsRowsOnGrowth
 from .streaming_text import StreamingText
 from .thinking_block import ThinkingBlock
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .markdown_view import ThemedMarkdown
 
 
-class AssistantMessageView(Vertical):
+class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
     DEFAULT_CSS = "AssistantMessageView { height: auto; }"
     DEFAULT_CLASSES = "message assistant-message"
 

@@ -5,10 +5,11 @@ each frame cost more than the last. Here rows that can no longer change (every r
 last of a line) are kept, only the last row is wrapped again as text arrives, and drawing uses
 Textual's line API with a per-row cache: a frame marks only the rows that changed as dirty.
 
-Laying out again is the expensive part of a frame (the whole screen is arranged, and the
-transcript, anchored to its end, scrolls and is redrawn: ~12 ms). So while text streams the
-widget keeps ``RESERVE_ROWS`` blank rows below the text and grows only when they are used up,
-which is one layout per few rows instead of one per row. ``settle()`` drops the blank rows.
+The widget is exactly as tall as its text: no blank rows are kept below it (they once were,
+six of them, to lay the screen out less often). A frame that only changes the last row
+repaints that row; a frame that adds a row lays the screen out again, and then the rows
+already drawn are kept (:class:`.growing.KeepsRowsOnGrowth`, here and in the answer's
+containers), so the layout costs the arrangement and the scroll, not a redraw of every row.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from rich.segment import Segment
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+from .growing import KeepsRowsOnGrowth
 
 
 def wrap_row(text: str, width: int) -> list[str]:
@@ -44,10 +47,7 @@ def wrap_row(text: str, width: int) -> list[str]:
     return rows
 
 
-RESERVE_ROWS = 6  # blank rows kept below streaming text: one layout per 7 new rows, not per row
-
-
-class StreamTail(Widget):
+class StreamTail(KeepsRowsOnGrowth, Widget):
     DEFAULT_CSS = "StreamTail { height: auto; background: $background; }"
 
     def __init__(self) -> None:
@@ -59,7 +59,7 @@ class StreamTail(Widget):
         self._last_start = 0
         self._width = 0
         self._strips: dict[int, Strip] = {}
-        self._height = 1  # rows laid out: the text's rows, plus blank ones while it grows
+        self._height = 1  # rows laid out: the text's rows
 
     def set_text(self, text: str) -> None:
         width = self.size.width
@@ -72,14 +72,17 @@ class StreamTail(Widget):
         first_changed = max(0, len(self._rows) - 1)  # rows above the last one are final
         self.text = text
         self._rewrap_from_last()
-        if len(self._rows) > self._height:
-            self._height = len(self._rows) + RESERVE_ROWS
-            self.refresh(layout=True)
+        changed = Region(0, first_changed, max(1, width), len(self._rows) - first_changed)
+        if len(self._rows) != self._height:
+            # A row was added (or, the text rewrapped, taken away): the only case that lays
+            # the screen out again. Rows above ``first_changed`` keep their rendering.
+            self._height = max(1, len(self._rows))
+            self.refresh(changed, layout=True)
         else:
-            self.refresh(Region(0, first_changed, max(1, width), len(self._rows) - first_changed))
+            self.refresh(changed)
 
     def settle(self) -> None:
-        """The text is complete: give back the blank rows kept for growth."""
+        """The text is complete (kept for callers; the tail never holds blank rows)."""
         if self._height != max(1, len(self._rows)):
             self._height = max(1, len(self._rows))
             self.refresh(layout=True)

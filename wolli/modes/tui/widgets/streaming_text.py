@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
 
+from .growing import KeepsRowsOnGrowth
 from .stream_tail import StreamTail
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def settled_length(text: str) -> int:
     return 0
 
 
-class StreamingText(Vertical):
+class StreamingText(KeepsRowsOnGrowth, Vertical):
     DEFAULT_CSS = "StreamingText { height: auto; }"
 
     def __init__(self) -> None:

@@ -27,6 +27,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from .growing import KeepsRowsOnGrowth
+
 MAX_MOUNTED = 24
 PAGE = 20
 HISTORY_WINDOW = 10  # rows of history mounted at first (a screen of answers; more as it scrolls)
@@ -45,8 +47,9 @@ class NewOutputMarker(Static):
             parent.follow()
 
 
-class Transcript(VerticalScroll):
+class Transcript(KeepsRowsOnGrowth, VerticalScroll):
     can_focus = False
+    _keep_rows_only_at_same_size = True  # an answer growing: the transcript's own rows stay
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
