@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class LoadedSession:
     # Ids of entries whose parent was nowhere in the file, now hung on the entry before them
     # (an export marks the gap there).
     dangling: set[str] = field(default_factory=set)
+    # The file's bytes, for a lazy load (``load(..., lazy=True)``) whose entries include
+    # ``EntryRef``s: the manager builds what it needs from them, then lets them go.
+    raw: bytes = b""
 
 
 def ensure_dir(path: Path) -> None:
@@ -246,7 +250,7 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def load(path: str | os.PathLike[str], *, require_header: bool = True) -> LoadedSession:
+def load(path: str | os.PathLike[str], *, require_header: bool = True, lazy: bool = False) -> LoadedSession:
     """Read a session file, keeping every good line and reporting every bad one.
 
     An empty file yields ``LoadedSession(header=None, empty=True)``: nothing to lose, the
@@ -254,6 +258,10 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     ``SessionFileError`` with the reason, since appending to such a file is unsafe; readers
     that only show a file (the HTML export) pass ``require_header=False`` and get the
     entries anyway, with the header line reported like any other bad line.
+
+    ``lazy`` indexes the lines instead of building them (``_index_entries``): the entries
+    are then ``EntryRef``s wherever a line's id, parent and type could be read at a glance,
+    and ``raw`` holds the file's bytes. A file that must be upgraded is built whole as before.
     """
     try:
         raw = read_capped(path, SESSION_FILE_LIMIT)
@@ -291,7 +299,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
             raw, pos = _migrated(raw, pos, raw_header), 0
             result.header = SessionHeader.model_validate(raw_header)
             result.migrated_from = version
-        _load_entries(raw, pos, number, result)
+            _load_entries(raw, pos, number, result)
+        elif lazy:
+            _index_entries(raw, pos, number, result)
+            result.raw = raw
+        else:
+            _load_entries(raw, pos, number, result)
     return result
 
 
@@ -350,7 +363,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
             try:
                 entry = validate(line)
             except Exception:
-                entry = _parse_line_carefully(line, number, torn, result)
+                entry = parse_line_carefully(line, number, torn, result)
             if entry is not None:
                 if entry.id in seen:
                     duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
@@ -365,6 +378,85 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
     result.errors.extend(duplicates)
     if result.skipped_parents:
         _reattach_orphans(result)
+
+
+# The start of an entry line as Wolli (and pi) write it: type, id and parent first, no
+# escapes in any of them. A line that starts otherwise is validated at once instead.
+_ENTRY_START = re.compile(rb'\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)")[,}]')
+_KNOWN_TYPES_BYTES = frozenset(kind.encode() for kind in KNOWN_ENTRY_TYPES)
+
+
+def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> None:
+    """``_load_entries`` without building the entries: the tree, errors and order it gives.
+
+    A complete line that starts like an entry (``_ENTRY_START``, a known type) becomes an
+    ``EntryRef``: its id, parent, type and offsets, nothing validated yet (``EntryStore``
+    validates it when it is built). Every other line, and the last line when it has no
+    newline (possibly torn), goes through the validator at once, exactly as in
+    ``_load_entries``. A duplicate id whose first line was only indexed has that line
+    validated on the spot: a damaged first line is skipped and the second one kept, as the
+    eager loader does.
+    """
+    from .entry_store import EntryRef
+
+    entries, duplicates = result.entries, []
+    seen: dict[str, Any] = {}
+    validate = ENTRY_ADAPTER.validate_json
+    match = _ENTRY_START.match
+    known = _KNOWN_TYPES_BYTES
+    size = len(raw)
+    while pos < size:
+        end = raw.find(b"\n", pos)
+        torn = end < 0
+        if torn:
+            end = size
+        found = None if torn else match(raw, pos, end)
+        entry: Any = None
+        if found is not None and found[1] in known:
+            parent = found[3]
+            entry = EntryRef(found[2].decode(), parent.decode() if parent is not None else None,
+                             found[1].decode(), pos, end, number)
+        else:
+            line = raw[pos:end]
+            if line.strip():
+                try:
+                    entry = validate(line)
+                except Exception:
+                    entry = parse_line_carefully(line, number, torn, result)
+        if entry is not None and entry.id in seen and type(entry) is EntryRef and not _checks_out(raw, entry, result):
+            entry = None  # a damaged line under a known id: reported as damaged, not as a duplicate
+        if entry is not None:
+            earlier = seen.get(entry.id)
+            if earlier is not None and type(earlier) is EntryRef and not _checks_out(raw, earlier, result):
+                entries.remove(earlier)
+                del seen[entry.id]
+                earlier = None
+            if earlier is not None:
+                duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
+                result.bad_lines.append(number)
+            else:
+                parent_id = entry.parent_id
+                if parent_id is not None and parent_id not in seen and parent_id not in result.skipped_parents:
+                    # The entry before it must be a good one: check an indexed one now.
+                    while entries and type(entries[-1]) is EntryRef and not _checks_out(raw, entries[-1], result):
+                        del seen[entries.pop().id]
+                    _attach_dangling(entry, entries, number, result)
+                seen[entry.id] = entry
+                entries.append(entry)
+        pos, number = end + 1, number + 1
+    result.errors.extend(duplicates)
+    if result.skipped_parents:
+        _reattach_orphans(result)
+
+
+def _checks_out(raw: bytes, ref: Any, result: LoadedSession) -> bool:
+    """Validate an indexed line now; a damaged one is reported as skipped (False)."""
+    line = raw[ref.start : ref.end]
+    try:
+        ENTRY_ADAPTER.validate_json(line)
+        return True
+    except Exception:
+        return parse_line_carefully(line, ref.number, False, result) is not None
 
 
 def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
@@ -412,7 +504,7 @@ def _reattach_orphans(result: LoadedSession) -> None:
             entry.parent_id = parent
 
 
-def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> object:
+def parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> object:
     """A line the fast validator refused: parse it step by step, to keep it or say why not."""
     try:
         data = json.loads(line)
