@@ -224,7 +224,7 @@ async def _start(
 
     _check_session_reference(request.session)
     try:
-        session, _ = host.session_from_options(options)
+        session, _ = await host.load_session(options)
     except SessionLookupError as exc:  # no session with that id: a mistake on the command line
         raise StartupError(f"--session: {exc}", USAGE) from None
     except (OSError, ValueError, SessionFileError) as exc:
