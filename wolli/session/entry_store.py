@@ -122,6 +122,34 @@ class EntryStore:
             self._kept.add(entry_id)
         return entry
 
+    def keep_all(self, ids: list[str]) -> list[Any]:
+        """``get(i, keep=True)`` for each of ``ids``, in one pass (the context on open)."""
+        items, kept, raw = self._items, self._kept, self._raw
+        validate = ENTRY_ADAPTER.validate_json
+        out: list[Any] = []
+        for entry_id in ids:
+            item = items.get(entry_id)
+            if item is None:
+                continue
+            if type(item) is EntryRef:
+                entry = None
+                if raw is not None and not self._bad:  # the usual case, without the detours
+                    try:
+                        entry = validate(raw[item.start : item.end])
+                    except Exception:
+                        entry = None
+                    if entry is not None and (entry.id != item.id or entry.parent_id != item.parent_id):
+                        entry = None  # repaired at load: the careful way below sets it right
+                if entry is None:
+                    entry = self._build(item)
+                    if entry is None:
+                        continue
+                items[entry_id] = entry
+                kept.add(entry_id)
+                item = entry
+            out.append(item)
+        return out
+
     def entries(self) -> list[Any]:
         """Every entry in file order, built as needed (and not kept)."""
         built = [self.get(entry_id) for entry_id in list(self._order)]

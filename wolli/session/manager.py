@@ -399,10 +399,12 @@ class SessionManager:
             if compaction.first_kept_entry_id in older:
                 stop += older.index(compaction.first_kept_entry_id) + 1
             break
-        get = self._store.get
-        chosen = [e for e in (get(i, keep=keep) for i in reversed(ids[:stop])) if e is not None]
         if keep:
+            chosen = self._store.keep_all(ids[stop - 1 :: -1] if stop else [])
             self._store.release_except(set(ids[:stop]))
+        else:
+            get = self._store.get
+            chosen = [e for e in (get(i) for i in reversed(ids[:stop])) if e is not None]
         return chosen, ids[stop:]
 
     def _fill_from_older(self, context: SessionContext, older_ids: list[str]) -> None:

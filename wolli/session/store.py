@@ -383,7 +383,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
 # The start of an entry line as Wolli (and pi) write it: type, id and parent first, no
 # escapes in any of them. A line that starts otherwise is validated at once instead.
 _ENTRY_START = re.compile(rb'\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)")[,}]')
-_KNOWN_TYPES_BYTES = frozenset(kind.encode() for kind in KNOWN_ENTRY_TYPES)
+_KNOWN_TYPES_BYTES = {kind.encode(): kind for kind in KNOWN_ENTRY_TYPES}
 
 
 def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> None:
@@ -412,10 +412,11 @@ def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> 
             end = size
         found = None if torn else match(raw, pos, end)
         entry: Any = None
-        if found is not None and found[1] in known:
+        kind = known.get(found[1]) if found is not None else None
+        if kind is not None:
+            assert found is not None
             parent = found[3]
-            entry = EntryRef(found[2].decode(), parent.decode() if parent is not None else None,
-                             found[1].decode(), pos, end, number)
+            entry = EntryRef(found[2].decode(), parent.decode() if parent is not None else None, kind, pos, end, number)
         else:
             line = raw[pos:end]
             if line.strip():
