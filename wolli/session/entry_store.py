@@ -49,8 +49,9 @@ class EntryStore:
     def __init__(self, errors: list[str]) -> None:
         self._order: list[str] = []
         self._items: dict[str, Any] = {}
-        # Where loaded entries' lines are: kept so a built entry can be let go again.
-        self._refs: dict[str, EntryRef] = {}
+        # Where the lines of built and kept entries are (``_pack``), so they can be let go
+        # again: one int each rather than the whole reference (a long context has many).
+        self._places: dict[str, int] = {}
         # Ids of loaded entries built and kept (the context): what ``release_except`` lets go.
         self._kept: set[str] = set()
         # Lines found damaged when built: id -> parent id (their children hang on the parent).
@@ -66,12 +67,10 @@ class EntryStore:
         """Take a file's index (``store.load(..., lazy=True)``): refs and entry objects."""
         self._path = os.fspath(path)
         self._raw = raw
-        order, by_id, refs = self._order, self._items, self._refs
+        order, by_id = self._order, self._items
         for item in items:
             order.append(item.id)
             by_id[item.id] = item
-            if type(item) is EntryRef:
-                refs[item.id] = item
 
     def done_loading(self) -> None:
         """Let go of the file's bytes: from now on lines are read back from the file."""
@@ -120,11 +119,12 @@ class EntryStore:
         if entry is not None and keep:
             self._items[entry_id] = entry
             self._kept.add(entry_id)
+            self._places[entry_id] = _pack(item)
         return entry
 
     def keep_all(self, ids: list[str]) -> list[Any]:
         """``get(i, keep=True)`` for each of ``ids``, in one pass (the context on open)."""
-        items, kept, raw = self._items, self._kept, self._raw
+        items, kept, places, raw = self._items, self._kept, self._places, self._raw
         validate = ENTRY_ADAPTER.validate_json
         out: list[Any] = []
         for entry_id in ids:
@@ -146,6 +146,7 @@ class EntryStore:
                         continue
                 items[entry_id] = entry
                 kept.add(entry_id)
+                places[entry_id] = _pack(item)
                 item = entry
             out.append(item)
         return out
@@ -193,10 +194,12 @@ class EntryStore:
 
     def release_except(self, keep: set[str]) -> None:
         """Turn loaded entries outside ``keep`` back into references (the context moved)."""
-        items, refs = self._items, self._refs
+        items, places = self._items, self._places
         for entry_id in self._kept - keep:
-            if entry_id in items and entry_id in refs:
-                items[entry_id] = refs[entry_id]
+            entry = items.get(entry_id)
+            place = places.pop(entry_id, None)
+            if entry is not None and place is not None:
+                items[entry_id] = EntryRef(entry_id, entry.parent_id, entry.type, *_unpack(place))
         self._kept &= keep
 
     # ------------------------------------------------------------------ building
@@ -242,7 +245,22 @@ class EntryStore:
             if item.parent_id == ref.id and type(item) is not EntryRef:
                 item.parent_id = parent
         del self._items[ref.id]
-        self._refs.pop(ref.id, None)
+        self._places.pop(ref.id, None)
         self._kept.discard(ref.id)
         self._order.remove(ref.id)
         return None
+
+
+# A line's place as one int: start, length and line number, 30 bits each (files are capped
+# at 512 MB, so each fits).
+_BITS = 30
+_MASK = (1 << _BITS) - 1
+
+
+def _pack(ref: EntryRef) -> int:
+    return ref.start | (ref.end - ref.start) << _BITS | ref.number << 2 * _BITS
+
+
+def _unpack(place: int) -> tuple[int, int, int]:
+    start = place & _MASK
+    return start, start + (place >> _BITS & _MASK), place >> 2 * _BITS
