@@ -20,27 +20,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .entries import ENTRY_ADAPTER
+from .store import EntryRef, LoadedSession, parse_line_carefully
 
-
-class EntryRef:
-    """An entry not built yet: what the tree needs of it, and where its line is.
-
-    ``start``/``end`` are byte offsets of the line in the file (newline excluded),
-    ``number`` its 1-based line number (for the report if the line turns out damaged).
-    """
-
-    __slots__ = ("id", "parent_id", "type", "start", "end", "number")
-
-    def __init__(self, entry_id: str, parent_id: str | None, kind: str, start: int, end: int, number: int) -> None:
-        self.id = entry_id
-        self.parent_id = parent_id
-        self.type = kind
-        self.start = start
-        self.end = end
-        self.number = number
-
-    def __repr__(self) -> str:
-        return f"EntryRef({self.id!r}, {self.type!r}, line {self.number})"
+__all__ = ["EntryRef", "EntryStore"]
 
 
 class EntryStore:
@@ -224,10 +206,8 @@ class EntryStore:
         try:
             entry = ENTRY_ADAPTER.validate_json(line)
         except Exception:
-            from . import store
-
-            report = store.LoadedSession(header=None)
-            entry = store.parse_line_carefully(line, ref.number, False, report)
+            report = LoadedSession(header=None)
+            entry = parse_line_carefully(line, ref.number, False, report)
             if entry is None:
                 return self._drop(ref, report.errors[0])
         if entry.id != ref.id or entry.type != ref.type:  # the file was replaced under us

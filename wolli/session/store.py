@@ -48,6 +48,27 @@ DIR_MODE = 0o700
 SESSION_FILE_LIMIT = 512 * 1024 * 1024
 
 
+class EntryRef:
+    """An entry not built yet: what the tree needs of it, and where its line is.
+
+    ``start``/``end`` are byte offsets of the line in the file (newline excluded),
+    ``number`` its 1-based line number (for the report if the line turns out damaged).
+    """
+
+    __slots__ = ("id", "parent_id", "type", "start", "end", "number")
+
+    def __init__(self, entry_id: str, parent_id: str | None, kind: str, start: int, end: int, number: int) -> None:
+        self.id = entry_id
+        self.parent_id = parent_id
+        self.type = kind
+        self.start = start
+        self.end = end
+        self.number = number
+
+    def __repr__(self) -> str:
+        return f"EntryRef({self.id!r}, {self.type!r}, line {self.number})"
+
+
 class SessionFileError(Exception):
     """A file that cannot be used as a session (no valid header, unreadable)."""
 
@@ -397,8 +418,6 @@ def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> 
     validated on the spot: a damaged first line is skipped and the second one kept, as the
     eager loader does.
     """
-    from .entry_store import EntryRef
-
     entries, duplicates = result.entries, []
     seen: dict[str, Any] = {}
     validate = ENTRY_ADAPTER.validate_json
