@@ -34,6 +34,9 @@ class EntryStore:
         # Where the lines of built and kept entries are (``_pack``), so they can be let go
         # again: one int each rather than the whole reference (a long context has many).
         self._places: dict[str, int] = {}
+        # How many compactions the session has: none (the usual long session) means no
+        # branch needs scanning for one.
+        self.compactions = 0
         # Ids of loaded entries built and kept (the context): what ``release_except`` lets go.
         self._kept: set[str] = set()
         # Lines found damaged when built: id -> parent id (their children hang on the parent).
@@ -50,9 +53,13 @@ class EntryStore:
         self._path = os.fspath(path)
         self._raw = raw
         order, by_id = self._order, self._items
+        compactions = 0
         for item in items:
             order.append(item.id)
             by_id[item.id] = item
+            if item.type == "compaction":
+                compactions += 1
+        self.compactions += compactions
 
     def done_loading(self) -> None:
         """Let go of the file's bytes: from now on lines are read back from the file."""
@@ -61,6 +68,8 @@ class EntryStore:
     def add(self, entry: Any) -> None:
         self._order.append(entry.id)
         self._items[entry.id] = entry
+        if entry.type == "compaction":
+            self.compactions += 1
 
     # ------------------------------------------------------------------ reading
 
@@ -161,6 +170,8 @@ class EntryStore:
 
     def first_of_kind(self, ids: list[str], kind: str) -> int | None:
         """The index in ``ids`` of the first entry of type ``kind`` (nothing is built)."""
+        if kind == "compaction" and not self.compactions:
+            return None
         items = self._items
         for index, entry_id in enumerate(ids):
             if items[entry_id].type == kind:

@@ -97,6 +97,9 @@ class SessionManager:
         # Every entry by id in file order: objects for the current context and what was
         # appended since opening, line references for the rest (``entry_store``).
         self._store = EntryStore(self.load_errors)
+        # The context's entries as the last build_session_context of the leaf found them,
+        # with the leaf and entry count they were found at (reused while both hold).
+        self._context_cache: tuple[str | None, int, list[Any], list[str]] | None = None
         # parent id -> child ids in file order; built on first use (/tree), not on open.
         self._children: dict[str | None, list[str]] | None = None
         self._labels: dict[str, str] = {}
@@ -375,7 +378,13 @@ class SessionManager:
         is let go (the context is what the session holds).
         """
         target = leaf_id if leaf_id is not None else self._leaf_id
-        chosen, older_ids = self._context_entries(target, keep=target == self._leaf_id)
+        cache = self._context_cache
+        if cache is not None and cache[0] == target == self._leaf_id and cache[1] == len(self._store):
+            chosen, older_ids = list(cache[2]), cache[3]
+        else:
+            chosen, older_ids = self._context_entries(target, keep=target == self._leaf_id)
+            if target == self._leaf_id:
+                self._context_cache = (target, len(self._store), chosen, older_ids)
         context = build_context(chosen)
         if older_ids and (context.model is None or context.thinking_level is None):
             self._fill_from_older(context, older_ids)
@@ -619,7 +628,8 @@ class SessionManager:
         self._leaf_id = self._store.last_id()
         while self._leaf_id is not None and get(self._leaf_id, keep=True) is None:
             self._leaf_id = self._store.last_id()
-        self._context_entries(self._leaf_id, keep=True)  # built while the bytes are at hand
+        chosen, older = self._context_entries(self._leaf_id, keep=True)  # while the bytes are at hand
+        self._context_cache = (self._leaf_id, len(self._store), chosen, older)
         self._store.done_loading()
 
     def _child_index(self) -> dict[str | None, list[str]]:
