@@ -42,7 +42,8 @@ def extension(wolli: ExtensionAPI) -> None:
         if ctx.permission_mode != "plan":
             return "Not in plan mode; go ahead with the work."
         question = f"The plan:\n\n{params['plan']}\n\nHow do you want to go on?"
-        mode = CHOICES.get(await ctx.ui.select(question, list(CHOICES), signal=signal))
+        choice = await ctx.ui.select(question, list(CHOICES), signal=signal)
+        mode = CHOICES.get(choice) if choice is not None else None
         if mode is None:
             return "The user wants to keep planning: ask what to change, and refine the plan."
         await ctx.permissions.set_mode(mode)

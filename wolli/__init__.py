@@ -7,7 +7,7 @@ nothing: extensions import from here in every mode, including the headless ones.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .__about__ import __version__
 
@@ -86,7 +86,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wolli' has no attribute {name!r}")

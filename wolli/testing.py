@@ -25,13 +25,17 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .ai.providers.faux import FauxProvider, faux_error, faux_text, faux_thinking, faux_tool_call
 from .extensions.ui import NullUI
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    from .ai.providers.faux import ResponseFactory, ResponseLike
     from .extensions.context import ExtensionMode
     from .permissions.prompt import PermissionAnswer, PermissionRequest
     from .runtime.host.agent_host import AgentHost
@@ -45,6 +49,8 @@ text = faux_text
 thinking = faux_thinking
 error = faux_error
 
+
+T = TypeVar("T")
 
 class ScriptedUI(NullUI):
     """``ctx.ui`` answering from a script: ``answer(method, value)`` queues one answer for
@@ -70,22 +76,22 @@ class ScriptedUI(NullUI):
         self._answers.setdefault(method, deque()).extend(values)
         return self
 
-    def _next(self, method: str, args: tuple[Any, ...], default: object) -> Any:
+    def _next(self, method: str, args: tuple[Any, ...], default: object) -> object:
         self.calls.append((method, args))
         queue = self._answers.get(method)
         return queue.popleft() if queue else default
 
-    async def select(self, title: str, options: list[Any], **_: object) -> object:
-        return self._next("select", (title, options), None)
+    async def select(self, title: str, options: Sequence[T], **_: object) -> T | None:
+        return cast("T | None", self._next("select", (title, options), None))
 
     async def confirm(self, title: str, message: str = "", **_: object) -> bool:
         return bool(self._next("confirm", (title, message), False))
 
     async def input(self, title: str, placeholder: str | None = None, **_: object) -> str | None:
-        return self._next("input", (title, placeholder), None)
+        return cast("str | None", self._next("input", (title, placeholder), None))
 
     async def editor(self, title: str, prefill: str | None = None, **_: object) -> str | None:
-        return self._next("editor", (title, prefill), None)
+        return cast("str | None", self._next("editor", (title, prefill), None))
 
     async def ask_permission(self, request: PermissionRequest, **_: object) -> PermissionAnswer:
         """A scripted answer (an option id or a ``PermissionAnswer``); unscripted: cancelled."""
@@ -195,7 +201,7 @@ class ExtensionHarness:
         # The active session is observed, and every session that replaces it (new, resume, fork).
         observed: set[int] = set()
 
-        def follow(new: Any, old: Any) -> None:
+        def follow(new: LiveSession | None, old: LiveSession | None) -> None:
             if new is not None and id(new) not in observed:
                 observed.add(id(new))
                 new.observe(self.events.append)
@@ -217,7 +223,7 @@ class ExtensionHarness:
 
     # ------------------------------------------------------------------ driving
 
-    def reply(self, *answers: Any) -> ExtensionHarness:
+    def reply(self, *answers: ResponseLike | ResponseFactory) -> ExtensionHarness:
         """Queue the model's next answers: a string, a block, or a list of blocks each."""
         self.faux.push(*answers)
         return self
@@ -293,7 +299,7 @@ class ExtensionHarness:
     def events_of(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.type == kind]
 
-    def extension(self, name: str) -> Any:
+    def extension(self, name: str) -> ModuleType:
         """The loaded module of the extension called ``name`` (to read its state)."""
         import sys
 

@@ -29,7 +29,7 @@ def test_attach_in_a_terminal_follows_a_run_started_elsewhere(tmp_path: Path, wo
     try:
         other = server.client()
         session_id = other.call({"type": "attach", "new": True})["sessionId"]
-        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--socket", str(project / "s.sock"), session_id],
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--plain", "--socket", str(project / "s.sock"), session_id],
                             cwd=str(project), env={"WOLLI_HOME": os.environ["WOLLI_HOME"]})
         term.wait_for("2 client(s)")
         loopback.push(text_answer("plain \x1b[31mred\x1b[0m words"))

@@ -15,13 +15,13 @@ from tests.support.waiting import wait_until
 from wolli.agent.tool import ToolArgumentError, ToolResult
 from wolli.ai.abort import AbortController
 from wolli.tools.bash import (
-    BashParams,
     BashSpawnContext,
     BashToolDetails,
     BashToolError,
     create_bash_tool,
 )
 from wolli.tools.environment import create_host_environment
+from wolli.tools.params import BashParams
 
 
 @pytest.fixture(autouse=True)

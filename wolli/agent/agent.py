@@ -16,7 +16,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from ..ai.abort import AbortController, AbortSignal
 from ..ai.event_stream import AssistantMessageEventStream
@@ -39,6 +39,9 @@ from .events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -48,6 +51,8 @@ from .tool_execution import AfterToolCall, BeforeToolCall, TurnAborted, execute_
 
 if TYPE_CHECKING:
     from .messages import AgentMessage
+
+M = TypeVar("M", bound="AgentMessage")
 
 QueueMode = Literal["one-at-a-time", "all"]
 Listener = Callable[[Any], "Awaitable[None] | None"]
@@ -167,7 +172,9 @@ class Agent:
             if inspect.isawaitable(result):
                 await result
 
-    async def _emit_tool_event(self, event: Any) -> None:
+    async def _emit_tool_event(
+        self, event: ToolExecutionStartEvent | ToolExecutionUpdateEvent | ToolExecutionEndEvent
+    ) -> None:
         # ``pending_tool_calls`` shrinks as each call ends, so a UI can show what still runs.
         if event.type == "tool_execution_end":
             self.state.pending_tool_calls.discard(event.tool_call_id)
@@ -214,7 +221,7 @@ class Agent:
     async def wait_for_idle(self) -> None:
         await self._idle.wait()
 
-    async def prompt(self, message: Any, images: list[ImageContent] | None = None) -> None:
+    async def prompt(self, message: object, images: list[ImageContent] | None = None) -> None:
         """Run the agent on a new user message (a string, a message, or a list of messages)."""
         if self.state.is_streaming:
             raise AgentBusyError("The agent is already running; use steer() or follow_up() to queue a message.")
@@ -272,7 +279,7 @@ class Agent:
         new_messages.append(message)
         return await self._end_message(message, new_messages)
 
-    async def _end_message(self, message: AgentMessage, new_messages: list[Any]) -> Any:
+    async def _end_message(self, message: M, new_messages: list[Any]) -> M:
         """Emit message_end; a listener may swap ``event.message`` for one of the same role."""
         event = MessageEndEvent(message)
         await self._emit(event)
@@ -281,7 +288,7 @@ class Agent:
             # By identity: two equal messages (same text, same millisecond) are still distinct.
             _replace_identical(self.state.messages, message, replacement)
             _replace_identical(new_messages, message, replacement)
-            return replacement
+            return cast(M, replacement)  # the same role is the same message class
         return message
 
     async def _loop(self, prompts: list[Any], new_messages: list[Any]) -> None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel
-from pydantic.alias_generators import to_camel
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
+from ..base.wire import WireModel, to_camel
 from .tool import ToolResult
+
+if TYPE_CHECKING:
+    from .messages import AgentMessage
 
 
 @dataclass(slots=True)
@@ -45,20 +46,20 @@ class TurnEndEvent:
 
 @dataclass(slots=True)
 class MessageStartEvent:
-    message: Any
+    message: AgentMessage
     type: Literal["message_start"] = field(default="message_start", init=False)
 
 
 @dataclass(slots=True)
 class MessageUpdateEvent:
-    message: Any
+    message: AgentMessage
     assistant_message_event: AssistantMessageEvent
     type: Literal["message_update"] = field(default="message_update", init=False)
 
 
 @dataclass(slots=True)
 class MessageEndEvent:
-    message: Any
+    message: AgentMessage
     type: Literal["message_end"] = field(default="message_end", init=False)
 
 
@@ -66,7 +67,7 @@ class MessageEndEvent:
 class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
 
 
@@ -74,7 +75,7 @@ class ToolExecutionStartEvent:
 class ToolExecutionUpdateEvent:
     tool_call_id: str
     tool_name: str
-    args: Any
+    args: object
     partial_result: ToolResult
     type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
 
@@ -104,8 +105,8 @@ AgentEvent = (
 
 def to_jsonable(value: object) -> Any:
     """camelCase JSON-ready data for events, messages, tool results and plain values."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, WireModel):
+        return value.to_json_dict()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         for f in dataclasses.fields(value):
@@ -122,6 +123,6 @@ def to_jsonable(value: object) -> Any:
         return [to_jsonable(v) for v in value]
     if isinstance(value, str | int | float | bool) or value is None:
         return value
-    if hasattr(value, "model_dump"):
-        return value.model_dump()
+    if hasattr(value, "model_dump"):  # a pydantic model (tool parameters, an extension's own)
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     return str(value)

@@ -9,9 +9,8 @@ message's ``display`` flag only decides whether the transcript shows it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
-from pydantic import Field, TypeAdapter
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from ..ai.types import (
     AssistantMessage,
@@ -21,11 +20,12 @@ from ..ai.types import (
     ToolResultMessage,
     UserContentBlock,
     UserMessage,
-    WireModel,
     now_ms,
 )
+from ..base.wire import WireModel, wire_union
 
 
+@dataclass(slots=True, kw_only=True)
 class BashExecutionMessage(WireModel):
     role: Literal["bashExecution"] = "bashExecution"
     command: str
@@ -35,48 +35,54 @@ class BashExecutionMessage(WireModel):
     truncated: bool = False
     full_output_path: str | None = None
     exclude_from_context: bool = False
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
+@dataclass(slots=True, kw_only=True)
 class CustomMessage(WireModel):
     role: Literal["custom"] = "custom"
     custom_type: str
     content: str | list[UserContentBlock] = ""
     display: bool = True
     details: Any = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
+@dataclass(slots=True, kw_only=True)
 class BranchSummaryMessage(WireModel):
     role: Literal["branchSummary"] = "branchSummary"
     summary: str
     from_id: str | None = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
+@dataclass(slots=True, kw_only=True)
 class CompactionSummaryMessage(WireModel):
     role: Literal["compactionSummary"] = "compactionSummary"
     summary: str
     tokens_before: int = 0
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
-AgentMessage = Annotated[
+AgentMessage = (
     UserMessage
     | AssistantMessage
     | ToolResultMessage
     | BashExecutionMessage
     | CustomMessage
     | BranchSummaryMessage
-    | CompactionSummaryMessage,
-    Field(discriminator="role"),
-]
-AGENT_MESSAGE_ADAPTER: TypeAdapter[Any] = TypeAdapter(AgentMessage)
+    | CompactionSummaryMessage
+)
+_decode_agent_message = wire_union(
+    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage,
+    BranchSummaryMessage, CompactionSummaryMessage,
+)
 
 
 def parse_agent_message(data: dict[str, Any]) -> AgentMessage:
-    """Validate a JSON dict into the right message class (raises pydantic ValidationError)."""
-    return AGENT_MESSAGE_ADAPTER.validate_python(data)
+    """Validate a JSON dict into the right message class (raises ``wolli.base.wire.WireError``)."""
+    message: AgentMessage = _decode_agent_message(data)
+    return message
 
 
 COMPACTION_SUMMARY_PREFIX = (

@@ -1,7 +1,9 @@
 """What a tool is: its definition, its result, and argument validation.
 
 A tool's ``parameters`` is a pydantic model class (arguments are validated into an
-instance) or a JSON-schema dict (validated as JSON schema, passed on as a dict).
+instance) or a JSON-schema dict (validated as JSON schema, passed on as a dict). Built-in
+tools give a :class:`LazyParameters`: their schema written out, their pydantic class (and
+pydantic itself) imported on the first call, so the first request needs neither.
 ``execute(tool_call_id, params, signal, on_update, ctx)`` may be sync or async and returns a
 :class:`ToolResult`, a dict of its fields, a plain string, or a list of content blocks;
 raising marks the result as an error.
@@ -12,11 +14,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..ai.types import ImageContent, TextContent, Tool
+
+if TYPE_CHECKING:  # pydantic loads with the first tool whose parameters are a model class
+    from pydantic import BaseModel
 
 
 @dataclass
@@ -44,7 +47,7 @@ class ToolArgumentError(ValueError):
 class ToolDefinition:
     name: str
     description: str
-    parameters: type[BaseModel] | dict[str, Any]
+    parameters: type[BaseModel] | dict[str, Any] | LazyParameters
     execute: Callable[..., Any]
     label: str = ""
     prompt_snippet: str | None = None
@@ -67,6 +70,8 @@ class ToolDefinition:
     def json_schema(self) -> dict[str, Any]:
         if isinstance(self.parameters, dict):
             return self.parameters
+        if isinstance(self.parameters, LazyParameters):
+            return self.parameters.schema
         return model_json_schema(self.parameters)
 
     def as_llm_tool(self) -> Tool:
@@ -77,6 +82,29 @@ class ToolDefinition:
         if self.prepare_arguments is not None:
             arguments = self.prepare_arguments(arguments)
         return validate_arguments(self.parameters, arguments, self.name)
+
+
+class LazyParameters:
+    """A pydantic parameters class imported on first use, with its JSON schema given up front.
+
+    ``schema`` must equal ``model_json_schema(load())`` (a test checks the built-ins); any
+    other attribute (``model_validate``, ``model_fields``...) is the class's own.
+    """
+
+    __slots__ = ("schema", "_load", "_model")
+
+    def __init__(self, schema: dict[str, Any], load: Callable[[], type[BaseModel]]) -> None:
+        self.schema = schema
+        self._load = load
+        self._model: type[BaseModel] | None = None
+
+    def resolve(self) -> type[BaseModel]:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.resolve(), name)
 
 
 _schema_cache: dict[type[BaseModel], dict[str, Any]] = {}
@@ -94,7 +122,7 @@ def model_json_schema(model: type[BaseModel]) -> dict[str, Any]:
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
 
-    def walk(node: object) -> Any:
+    def walk(node: object) -> object:
         if isinstance(node, dict):
             if "$ref" in node and node["$ref"].startswith("#/$defs/"):
                 return walk(dict(defs[node["$ref"].split("/")[-1]]))
@@ -103,14 +131,20 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    return cast("dict[str, Any]", walk(schema))
 
 
-def validate_arguments(parameters: type[BaseModel] | dict[str, Any], arguments: object, tool_name: str) -> object:
+def validate_arguments(
+    parameters: type[BaseModel] | dict[str, Any] | LazyParameters, arguments: object, tool_name: str
+) -> object:
     if arguments is None:
         arguments = {}
     if isinstance(parameters, dict):
         return _validate_json_schema(parameters, arguments, tool_name)
+    if isinstance(parameters, LazyParameters):
+        parameters = parameters.resolve()
+    from pydantic import ValidationError  # loaded already: ``parameters`` is a pydantic model
+
     try:
         return parameters.model_validate(arguments)
     except ValidationError as exc:

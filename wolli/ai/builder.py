@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_core import from_json
-
 from .cost import calculate_cost
 from .event_stream import AssistantMessageEventStream
 from .failures import classify
@@ -48,6 +46,8 @@ def parse_partial_json(text: str) -> dict[str, Any]:
     """
     if not text.strip():
         return {}
+    from pydantic_core import from_json  # only once a tool call streams (~30 ms to import)
+
     try:
         value = from_json(text, allow_partial=True)
     except ValueError:
@@ -63,6 +63,8 @@ def parse_tool_arguments(text: str) -> dict[str, Any]:
     """
     if not text.strip():
         return {}
+    from pydantic_core import from_json
+
     try:
         value = from_json(text)
     except ValueError:
@@ -77,16 +79,16 @@ def _append(block: TextContent | ThinkingContent, field: str, delta: str) -> Non
     """``block.<field> += delta`` in amortised constant time instead of copying the text.
 
     ``block.text += delta`` builds a new string on every delta (quadratic: seconds of CPU
-    for a 64k-token answer). Taking the string out of the model's ``__dict__`` first leaves
-    it with a single reference, so CPython grows it in place; if anything else still holds
-    the old text it is copied as before, so a reader never sees a string change.
+    for a 64k-token answer). Taking the string out of the block's slot first leaves it with a
+    single reference, so CPython grows it in place; if anything else still holds the old text
+    it is copied as before, so a reader never sees a string change.
     """
-    fields = block.__dict__
-    text = fields.pop(field)
+    text = getattr(block, field)
+    delattr(block, field)
     try:
         text += delta
     finally:
-        fields[field] = text
+        setattr(block, field, text)
 
 
 class MessageBuilder:

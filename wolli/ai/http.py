@@ -22,11 +22,14 @@ import time
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.text_safety import without_surrogates
-from .abort import AbortError
+from .abort import AbortError, AbortSignal
 from .failures import kind_for_status
+
+if TYPE_CHECKING:
+    import ssl
 from .payload_hook import apply_payload_hook  # noqa: F401 - providers import it from here
 from .sse import SSEEvent, iter_sse
 from .types import StreamOptions
@@ -78,10 +81,10 @@ def preload() -> None:
         pass
 
 
-_tls: object = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
+_tls: ssl.SSLContext | None = None  # one TLS context for every client: loading the CA bundle costs ~50-80 ms
 
 
-def _tls_context() -> Any:
+def _tls_context() -> ssl.SSLContext:
     """httpx's default TLS context (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), made once."""
     global _tls
     if _tls is None:
@@ -317,7 +320,7 @@ def should_retry(status: int, headers: httpx.Headers) -> bool:
 # ---------------------------------------------------------------------------- requests
 
 
-async def _sleep_or_abort(seconds: float, signal: Any) -> None:
+async def _sleep_or_abort(seconds: float, signal: AbortSignal | None) -> None:
     if signal is None:
         await asyncio.sleep(seconds)
         return

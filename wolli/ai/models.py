@@ -18,9 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import TypeAdapter, ValidationError
-
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
+from ..base.wire import WireError
 from ..config.errors import json_syntax_error, locate
 from ..config.paths import models_path as default_models_path
 from .auth import AuthStorage, is_key_reference
@@ -49,14 +48,9 @@ def _catalog_bytes() -> bytes:
     return (files("wolli.ai") / "data" / "models.json").read_bytes()
 
 
-@lru_cache(maxsize=1)
-def _catalog_adapter() -> TypeAdapter[list[Model]]:
-    return TypeAdapter(list[Model])
-
-
 def builtin_models() -> list[Model]:
     """Fresh copies of the bundled catalog (callers may mutate them freely)."""
-    return _catalog_adapter().validate_json(_catalog_bytes())
+    return [Model.model_validate(data) for data in json.loads(_catalog_bytes())]
 
 
 @dataclass
@@ -267,10 +261,8 @@ class ModelRegistry:
             errors.append(f"{where}: {_unknown_api_message(raw['api'])}")
         try:
             return Model.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(part) for part in first.get("loc", ())) or "entry"
-            errors.append(f"{where}: {loc}: {first.get('msg', 'invalid value')}; model skipped")
+        except WireError as exc:
+            errors.append(f"{where}: {exc}; model skipped")
             return None
 
     @staticmethod

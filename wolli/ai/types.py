@@ -3,6 +3,8 @@
 These are the JSON shapes of docs/sessions.md ("The file format") and docs/events.md. Python code uses snake_case attributes; JSON on
 disk and on the wire uses camelCase (``to_json`` / ``model_dump(by_alias=True)``), following
 the pi coding agent's format so existing tooling can read Wolli's sessions and streams.
+They are plain slotted dataclasses (:mod:`wolli.base.wire`): cheap to import and to build once
+per streamed token; ``Cls.model_validate(data)`` checks untrusted JSON.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from ..base.wire import WireModel
+
+if TYPE_CHECKING:
+    from .abort import AbortSignal
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
@@ -27,30 +31,10 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class WireModel(BaseModel):
-    """Base for every JSON-facing model: camelCase aliases, snake_case attributes.
-
-    Unknown fields are kept (``extra="allow"``) so that reading a file written by a newer
-    version and writing it back loses nothing.
-    """
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="allow",
-        ser_json_bytes="base64",
-    )
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    def to_json(self) -> str:
-        return self.model_dump_json(by_alias=True, exclude_none=True)
-
-
 # ---------------------------------------------------------------------------- content
 
 
+@dataclass(slots=True, kw_only=True)
 class TextContent(WireModel):
     type: Literal["text"] = "text"
     text: str
@@ -58,6 +42,7 @@ class TextContent(WireModel):
     text_signature: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingContent(WireModel):
     type: Literal["thinking"] = "thinking"
     thinking: str
@@ -67,31 +52,32 @@ class ThinkingContent(WireModel):
     redacted: bool | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class ImageContent(WireModel):
     type: Literal["image"] = "image"
     data: str  # base64
     mime_type: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = field(default_factory=dict)
     # Gemini: the signature that must be echoed back on the same functionCall part.
     thought_signature: str | None = None
 
 
-UserContentBlock = Annotated[TextContent | ImageContent, Field(discriminator="type")]
-AssistantContentBlock = Annotated[
-    TextContent | ThinkingContent | ToolCall, Field(discriminator="type")
-]
-ToolResultContentBlock = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+UserContentBlock = TextContent | ImageContent
+AssistantContentBlock = TextContent | ThinkingContent | ToolCall
+ToolResultContentBlock = TextContent | ImageContent
 
 
 # ---------------------------------------------------------------------------- usage
 
 
+@dataclass(slots=True, kw_only=True)
 class Cost(WireModel):
     input: float = 0.0
     output: float = 0.0
@@ -100,6 +86,7 @@ class Cost(WireModel):
     total: float = 0.0
 
 
+@dataclass(slots=True, kw_only=True)
 class Usage(WireModel):
     """Token counts of one response. ``input`` excludes cached tokens (read or written)."""
 
@@ -108,32 +95,34 @@ class Usage(WireModel):
     cache_read: int = 0
     cache_write: int = 0
     total_tokens: int = 0
-    cost: Cost = Field(default_factory=Cost)
+    cost: Cost = field(default_factory=Cost)
 
 
 # ---------------------------------------------------------------------------- messages
 
 
+@dataclass(slots=True, kw_only=True)
 class UserMessage(WireModel):
     role: Literal["user"] = "user"
     content: str | list[UserContentBlock]
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
+@dataclass(slots=True, kw_only=True)
 class AssistantMessage(WireModel):
     role: Literal["assistant"] = "assistant"
-    content: list[AssistantContentBlock] = Field(default_factory=list)
+    content: list[AssistantContentBlock] = field(default_factory=list)
     api: str = ""
     provider: str = ""
     model: str = ""
     response_id: str | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     # Why it failed (wolli.ai.failures.ErrorKind) and how long the server asked to wait.
     error_kind: str | None = None
     retry_after_ms: int | None = None
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
     def text(self) -> str:
         """All text blocks joined: what print mode shows."""
@@ -143,17 +132,18 @@ class AssistantMessage(WireModel):
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolResultMessage(WireModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
     tool_name: str
-    content: list[ToolResultContentBlock] = Field(default_factory=list)
+    content: list[ToolResultContentBlock] = field(default_factory=list)
     details: Any = None
     is_error: bool = False
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int = field(default_factory=now_ms)
 
 
-Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+Message = UserMessage | AssistantMessage | ToolResultMessage
 
 
 def content_text(content: str | list[Any]) -> str:
@@ -166,6 +156,7 @@ def content_text(content: str | list[Any]) -> str:
 # ---------------------------------------------------------------------------- models
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelCost(WireModel):
     """Prices in dollars per million tokens."""
 
@@ -175,6 +166,7 @@ class ModelCost(WireModel):
     cache_write: float = 0.0
 
 
+@dataclass(slots=True, kw_only=True)
 class Model(WireModel):
     id: str
     name: str = ""
@@ -182,15 +174,18 @@ class Model(WireModel):
     provider: str
     base_url: str = ""
     reasoning: bool = False
-    input: list[Literal["text", "image"]] = Field(default_factory=lambda: list[Literal["text", "image"]](["text"]))
-    cost: ModelCost = Field(default_factory=ModelCost)
+    input: list[Literal["text", "image"]] = field(default_factory=lambda: list[Literal["text", "image"]](["text"]))
+    cost: ModelCost = field(default_factory=ModelCost)
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
     # Provider quirks (see each provider module): e.g. {"maxTokensField": "max_tokens"}.
     compat: dict[str, Any] | None = None
 
-    def model_post_init(self, __context: Any) -> None:
+    # "max_tokens" in model_fields_set: a limit written into models.json (see openai_completions)
+    wire_track_fields_set = True
+
+    def __post_init__(self) -> None:
         if not self.name:
             self.name = self.id
 
@@ -199,17 +194,19 @@ class Model(WireModel):
         return f"{self.provider}/{self.id}"
 
 
+@dataclass(slots=True, kw_only=True)
 class Tool(WireModel):
     """A tool as the model sees it: name, description and a JSON schema."""
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
+@dataclass(slots=True, kw_only=True)
 class Context(WireModel):
     system_prompt: str | None = None
-    messages: list[Message] = Field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     tools: list[Tool] | None = None
 
 
@@ -224,7 +221,7 @@ class StreamOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     reasoning: ThinkingLevel | None = None
-    signal: Any = None
+    signal: AbortSignal | None = None
     headers: dict[str, str] | None = None
     session_id: str | None = None
     # Called with the provider payload just before sending; a returned dict replaces it.
@@ -256,23 +253,25 @@ class StreamOptions:
 # ---------------------------------------------------------------------------- stream events
 
 
+@dataclass(slots=True, kw_only=True)
 class _Event(WireModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, arbitrary_types_allowed=True
-    )
+    """Base of the provider stream events (built once per streamed token)."""
 
 
+@dataclass(slots=True, kw_only=True)
 class StartEvent(_Event):
     type: Literal["start"] = "start"
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class TextStartEvent(_Event):
     type: Literal["text_start"] = "text_start"
     content_index: int
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class TextDeltaEvent(_Event):
     type: Literal["text_delta"] = "text_delta"
     content_index: int
@@ -280,6 +279,7 @@ class TextDeltaEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class TextEndEvent(_Event):
     type: Literal["text_end"] = "text_end"
     content_index: int
@@ -287,12 +287,14 @@ class TextEndEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingStartEvent(_Event):
     type: Literal["thinking_start"] = "thinking_start"
     content_index: int
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingDeltaEvent(_Event):
     type: Literal["thinking_delta"] = "thinking_delta"
     content_index: int
@@ -300,6 +302,7 @@ class ThinkingDeltaEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingEndEvent(_Event):
     type: Literal["thinking_end"] = "thinking_end"
     content_index: int
@@ -307,12 +310,14 @@ class ThinkingEndEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCallStartEvent(_Event):
     type: Literal["toolcall_start"] = "toolcall_start"
     content_index: int
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCallDeltaEvent(_Event):
     type: Literal["toolcall_delta"] = "toolcall_delta"
     content_index: int
@@ -320,6 +325,7 @@ class ToolCallDeltaEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCallEndEvent(_Event):
     type: Literal["toolcall_end"] = "toolcall_end"
     content_index: int
@@ -327,12 +333,14 @@ class ToolCallEndEvent(_Event):
     partial: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class DoneEvent(_Event):
     type: Literal["done"] = "done"
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     reason: Literal["aborted", "error"]

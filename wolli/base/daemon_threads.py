@@ -19,9 +19,10 @@ import functools
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 _lock = threading.Lock()
 _idle = 0  # workers waiting for work (each one will take exactly one queued item)
@@ -48,23 +49,23 @@ def _submit(job: Callable[[], None]) -> None:
         threading.Thread(target=_worker, name="wolli-blocking", daemon=True).start()
 
 
-async def run_blocking(func: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+async def run_blocking(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """``await func(*args, **kwargs)`` run in a daemon thread (context variables copied, as
     ``asyncio.to_thread`` does). Cancelling the await abandons the thread."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
     call = functools.partial(contextvars.copy_context().run, func, *args, **kwargs)
 
-    def settle(ok: bool, value: Any) -> None:
+    def settle(ok: bool, value: T | BaseException) -> None:
         if future.done():  # cancelled meanwhile: nobody wants the outcome any more
             return
         if ok:
-            future.set_result(value)
+            future.set_result(cast(T, value))
         else:
-            future.set_exception(value)
+            future.set_exception(cast(BaseException, value))
 
     def job() -> None:
-        value: Any
+        value: T | BaseException
         try:
             value, ok = call(), True
         except BaseException as exc:  # handed to the awaiting task, raised there

@@ -75,8 +75,9 @@ Packages (docs/packages.md):
 
 One server, several clients (docs/server.md):
   wolli serve [--listen HOST:PORT]   host sessions for clients on a Unix socket (and TCP, with a token)
-  wolli serve --list                 the server's live sessions and their clients
+  wolli serve --list, wolli sessions  the server's live sessions and their clients
   wolli attach [SESSION] [--plain]   join a session of the running server (started on demand)
+  wolli web [--listen HOST:PORT]     the full-screen app in a browser, with the server's token
 
   -v, --version             print the version
   -h, --help                this help
@@ -334,6 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         from .serve import run_attach_command, run_serve_command
 
         return (run_serve_command if argv[0] == "serve" else run_attach_command)(argv[1:])
+    if argv[:1] == ["web"]:  # the full-screen app in a browser (docs/server.md)
+        from .serve import run_web_command
+
+        return run_web_command(argv[1:])
+    if argv[:1] == ["sessions"]:  # ``wolli sessions`` = ``wolli serve --list``
+        from .serve import run_serve_command
+
+        return run_serve_command(["--list", *argv[1:]])
     try:
         args = parse_args(argv)
     except UsageError as exc:
@@ -421,12 +430,25 @@ def _run_mode(args: CliArgs) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.mode is None and _only_prompt_words(args):  # the setting server.attach (docs/server.md)
+        from .serve import join_server
+
+        joined = join_server(args.agent, args.messages)
+        if joined is not None:
+            return joined
     from ..modes.tui import run_tui
 
     request = startup_request(args, mode)
     request.require_model = False  # the TUI opens anyway and shows how to add a model
     request.pick_session = bool(args.resume and not args.session)  # -r: the /resume picker first
     return run_tui(request)
+
+
+def _only_prompt_words(args: CliArgs) -> bool:
+    """Nothing on the command line but prompt words (and ``--agent``): what may run on the
+    server; any other option configures an in-process runtime."""
+    fresh = vars(CliArgs())
+    return all(value == fresh.get(name) for name, value in vars(args).items() if name not in ("messages", "agent"))
 
 
 def _terminal_is_dumb() -> bool:

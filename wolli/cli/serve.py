@@ -12,11 +12,12 @@ SERVE_USAGE = """\
 usage: wolli serve [--socket PATH] [--listen HOST:PORT [--token T | --no-auth] [--tls-cert FILE --tls-key FILE]]
                    [--idle-timeout SECONDS] [--agent NAME] [--model PROVIDER/ID] [-e PATH]... [--no-extensions]
        wolli serve --list [--json] [--socket PATH] [--agent NAME]"""
-ATTACH_USAGE = "usage: wolli attach [SESSION] [--plain] [--socket PATH] [--no-start] [--agent NAME]"
+ATTACH_USAGE = "usage: wolli attach [SESSION | --last] [--plain | --tui] [--socket PATH] [--no-start] [--agent NAME]"
+WEB_USAGE = "usage: wolli web [--listen HOST:PORT] [--socket PATH] [--no-start] [--agent NAME]"
 
 _VALUED = {"--socket", "--listen", "--token", "--tls-cert", "--tls-key", "--idle-timeout", "--agent", "--model",
            "-e", "--extension"}
-_FLAGS = {"--no-auth", "--list", "--json", "--no-extensions", "--plain", "--no-start", "-h", "--help"}
+_FLAGS = {"--no-auth", "--list", "--json", "--no-extensions", "--plain", "--tui", "--last", "--no-start", "-h", "--help"}
 
 
 def _parse(argv: list[str], usage: str) -> tuple[dict[str, list[str]], set[str], list[str]]:
@@ -157,8 +158,17 @@ def run_attach_command(argv: list[str]) -> int:
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
-    if "--plain" not in flags and sys.stdout.isatty():
-        print("wolli: the full-screen app cannot attach yet; attaching in line mode", file=sys.stderr)
+    if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
+        from ..base import startup_gc
+        from ..modes.server.attach_tui import run_attach_tui
+
+        client.close()  # the app connects on its own loop
+        request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
+        startup_gc.pause()  # until the history is built (as the standalone start does)
+        try:
+            return run_attach_tui(request, sock, positional[0] if positional else None, join_live="--last" in flags)
+        finally:
+            startup_gc.resume()
 
     def reconnect() -> ServerClient:
         return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
@@ -168,4 +178,80 @@ def run_attach_command(argv: list[str]) -> int:
     except RuntimeError as exc:  # the server refused (no such session...)
         print(f"wolli: {exc}", file=sys.stderr)
         client.close()
+        return 1
+
+
+def join_server(agent: str | None, messages: list[str]) -> int | None:
+    """Plain ``wolli`` with the setting ``server.attach``: the full-screen app on a new
+    session of the agent's server (started on demand), ``messages`` its first prompt. None
+    when the setting is off (run in-process as usual)."""
+    from ..config import paths
+    from ..config.settings import Settings
+
+    settings = Settings(agent)
+    if not settings.get("server.attach"):
+        return None
+    from ..modes.server.access import socket_path
+    from ..modes.server.attach_tui import run_attach_tui
+    from ..modes.server.client import ServerUnavailable, connect_or_start
+
+    home = paths.agent_home(paths.agent_name(agent))
+    sock = socket_path(home, None)
+    idle = settings.get("server.idleTimeout")
+    try:
+        connect_or_start(home, sock, start=True, agent=agent,
+                         idle_timeout=float(idle) if isinstance(idle, int) else 600.0).close()
+    except ServerUnavailable as exc:
+        print(f"wolli: {exc} (the setting server.attach is on; see docs/server.md)", file=sys.stderr)
+        return 1
+    request = StartupRequest(mode="tui", agent=agent, messages=[" ".join(messages)] if messages else [])
+    return run_attach_tui(request, sock, None)
+
+
+def run_web_command(argv: list[str]) -> int:
+    """``wolli web``: the full-screen app in a browser, on the agent's server (docs/server.md)."""
+    from ..modes.server.access import (
+        AccessError,
+        check_listen,
+        load_or_create_token,
+        parse_listen,
+        socket_path,
+    )
+
+    try:
+        values, flags, positional = _parse(argv, WEB_USAGE)
+        if "-h" in flags or "--help" in flags:
+            print(WEB_USAGE)
+            return 0
+        if positional:
+            raise StartupError(f"wolli web takes no arguments ({positional[0]!r})\n{WEB_USAGE}", USAGE)
+        home = _home(values)
+        try:
+            sock = socket_path(home, _last(values, "--socket"))
+            address = parse_listen(_last(values, "--listen") or "127.0.0.1:7434")
+            token, created = load_or_create_token(home)
+            check_listen(address, token)
+        except AccessError as exc:
+            raise StartupError(str(exc), USAGE) from None
+    except StartupError as exc:
+        print(f"wolli: {exc}", file=sys.stderr)
+        return exc.exit_code
+    from ..modes.server.client import ServerUnavailable, connect_or_start
+    from ..modes.server.web import WebOptions, WebUnavailable, run_web
+
+    try:
+        connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent")).close()
+    except ServerUnavailable as exc:
+        print(f"wolli: {exc}", file=sys.stderr)
+        return 1
+    url = f"http://{address.host}:{address.port}/"
+    if created:
+        print(f"wolli web: open {url}?token={token}\n(the token is shown only now; stored 0600 in "
+              f"{home / 'server.token'})", file=sys.stderr, flush=True)
+    else:
+        print(f"wolli web: open {url}?token=<the token in {home / 'server.token'}>", file=sys.stderr, flush=True)
+    try:
+        return run_web(WebOptions(address.host, address.port, token, sock, _last(values, "--agent")))
+    except WebUnavailable as exc:
+        print(f"wolli: {exc}", file=sys.stderr)
         return 1

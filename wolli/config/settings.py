@@ -59,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     "streamIdleTimeoutMs": 30000,
     # docs/subagents.md: the task tool, children at once per session, more definition paths.
     "subagents": {"enabled": True, "maxParallel": 4, "paths": []},
+    # docs/server.md: plain `wolli` joins (or starts) the agent's `wolli serve` instead of
+    # running in-process; a server started that way exits after idleTimeout seconds alone.
+    "server": {"attach": False, "idleTimeout": 600},
 }
 
 
@@ -129,6 +132,7 @@ SCHEMA: dict[str, Any] = {
     "permissions": {"allow": list, "ask": list, "deny": list, "defaultMode": str, "additionalDirectories": list},
     "checkpoints": {"enabled": bool, "maxFileBytes": int},
     "streamIdleTimeoutMs": int,
+    "server": {"attach": bool, "idleTimeout": int},
 }
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "a whole number", list: "a list", dict: "an object"}
 

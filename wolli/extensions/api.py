@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortSignal
 from .api_services import EventBus, Helpers, SettingsHandle, make_logger
-from .host import ExtensionHost
+from .host import ExtensionHost, PermissionsView, SessionView
 
 if TYPE_CHECKING:
     from ..ai.models import ModelRegistry
+    from ..config.subagent_files import SubagentDefinition
     from ..tools.environment import Environment
     from ..tools.process import CommandResult
     from .ask import AskService
@@ -108,7 +109,7 @@ class ExtensionAPI:
         get_argument_completions: Callable[[str], Any] | None = None,
         title: str | None = None,
         category: str | None = None,
-        availability: Any = "enabled",
+        availability: str | dict[str, str] = "enabled",
         disabled_reason: str | None = None,
     ) -> CommandHandle:
         """``/name args`` runs ``handler(args, ctx)``; the same name from two extensions
@@ -150,16 +151,16 @@ class ExtensionAPI:
         self._registry.add_shortcut(self._record, Shortcut(str(parsed), handler, description, self._record.name,
                                                            spec=str(key)))
 
-    def register_flag(self, name: str, *, description: str = "", type: str = "boolean", default: Any = None) -> None:
+    def register_flag(self, name: str, *, description: str = "", type: str = "boolean", default: bool | str | None = None) -> None:
         """A command-line option ``--name`` (``type`` boolean or string); read it with ``get_flag``."""
         name = str(name).lstrip("-")
         if type not in FLAG_TYPES:
             raise ValueError(f"register_flag({name!r}): type must be one of {', '.join(FLAG_TYPES)}, not {type!r}")
         self._registry.add_flag(self._record, Flag(name, description, type, default, self._record.name))
 
-    def get_flag(self, name: str) -> Any:
+    def get_flag(self, name: str) -> bool | str | None:
         """The value given on the command line, else the flag's default (None if unknown)."""
-        return self._registry.flag_value(str(name).lstrip("-"))
+        return cast("bool | str | None", self._registry.flag_value(str(name).lstrip("-")))
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
         self._registry.add_renderer(self._record, custom_type, renderer)
@@ -206,7 +207,7 @@ class ExtensionAPI:
 
     # ------------------------------------------------------------------ subagents
 
-    def register_subagent(self, definition: dict[str, Any] | str | os.PathLike[str]) -> Any:
+    def register_subagent(self, definition: dict[str, Any] | str | os.PathLike[str]) -> SubagentDefinition:
         """A subagent the ``task`` tool offers in every session (docs/subagents.md): the path
         of an agent file, or a dict of its front-matter fields (Claude Code's names or
         snake_case) with ``prompt`` as the system prompt. Replaces one of the same name;
@@ -254,7 +255,7 @@ class ExtensionAPI:
         return str(self._host.mode)
 
     @property
-    def active_session(self) -> Any:
+    def active_session(self) -> SessionView | None:
         active = self._host.active
         return self._host.handle(active) if active is not None else None
 
@@ -268,7 +269,7 @@ class ExtensionAPI:
         return await run_command(command, args, cwd=cwd or self.cwd, timeout=timeout, signal=signal)
 
     @property
-    def permissions(self) -> Any:
+    def permissions(self) -> PermissionsView:
         """Permission modes and rules of the active session (``mode``, ``set_mode``,
         ``rules``, ``add_rule``, ``remove_rule``, ``check``; docs/permissions.md)."""
         return self._host.permissions.handle()
@@ -282,14 +283,14 @@ class ExtensionAPI:
 
     # ------------------------------------------------------------------ sessions
 
-    def get_session(self, session_id: str) -> Any:
+    def get_session(self, session_id: str) -> SessionView | None:
         found = self._host.get_session(session_id)
         return self._host.handle(found) if found is not None else None
 
-    async def open_session(self, session_id: str) -> Any:
+    async def open_session(self, session_id: str) -> SessionView:
         return self._host.handle(await self._host.open_session(session_id))
 
-    async def create_session(self, options: Any = None) -> Any:
+    async def create_session(self, options: object = None) -> SessionView:
         return self._host.handle(await self._host.create_session(options))
 
     def list_sessions(self) -> list[Any]:
@@ -316,6 +317,7 @@ class ExtensionAPI:
     def register_integration(self, name: str, factory: Callable[..., Any]) -> None:
         self._registry.add_integration(self._record, name, factory)
 
+    # What another extension's integration factory made: its type is that extension's.
     def get_integration(self, name: str, account: str | None = None) -> Any:
         return self._registry.integration(name, account)
 

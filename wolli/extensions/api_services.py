@@ -12,7 +12,10 @@ import logging
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config.settings import Settings, Target
 
 # --------------------------------------------------------------------------- event bus
 
@@ -120,16 +123,16 @@ def _call_parts(tool_call: object) -> tuple[str | None, dict[str, Any]]:
 class SettingsHandle:
     """``wolli.settings``: read merged values, write to the agent (default) or global file."""
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self._settings = settings
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> Any:
         return self._settings.get(key, default)
 
-    def update(self, partial: dict[str, Any], target: str = "agent") -> None:
+    def update(self, partial: dict[str, Any], target: Target = "agent") -> None:
         self._settings.update(partial, target)
 
-    def delete(self, key: str, target: str = "agent") -> None:
+    def delete(self, key: str, target: Target = "agent") -> None:
         self._settings.delete(key, target)
 
     def subscribe(self, listener: Callable[[dict[str, Any]], Any]) -> Callable[[], None]:

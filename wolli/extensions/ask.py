@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..ai.types import Context, TextContent, UserMessage
 from .host import ExtensionHost
@@ -34,7 +34,7 @@ class AskResult:
     probability: float
     reason: str
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> str | float:
         return getattr(self, key)
 
 

@@ -29,9 +29,12 @@ import shutil
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..packages.claude_hooks import CommandHook
+
+if TYPE_CHECKING:
+    from .host import ContextView
 
 # Wolli's tool names as Claude Code spells its own.
 CLAUDE_TOOL_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit", "grep": "Grep",
@@ -54,6 +57,32 @@ EVENT_MAP = {
     "PreCompact": ("compaction_start", "session_before_compact"),
     "Notification": ("notice",),
 }
+
+
+class _ToolCallView(Protocol):
+    """What a ``tool_call`` event offers these hooks (``input`` is patched in place)."""
+
+    @property
+    def tool_name(self) -> str: ...
+
+    @property
+    def tool_call_id(self) -> str: ...
+
+    @property
+    def input(self) -> dict[str, Any]: ...
+
+
+class _ToolResultView(_ToolCallView, Protocol):
+    @property
+    def content(self) -> list[Any]: ...
+
+    @property
+    def is_error(self) -> bool: ...
+
+
+class _InputView(Protocol):
+    @property
+    def text(self) -> str: ...
 
 
 @dataclass
@@ -123,7 +152,7 @@ class ClaudeHookRunner:
     def _matching(self, event: str, *names: str | None) -> list[CommandHook]:
         return [h for h in self.hooks if h.event == event and h.matches(*names)]
 
-    async def _run_all(self, event: str, names: tuple[str | None, ...], fields: dict[str, Any], ctx: Any) -> list[HookRun]:
+    async def _run_all(self, event: str, names: tuple[str | None, ...], fields: dict[str, Any], ctx: ContextView) -> list[HookRun]:
         runs = []
         for hook in self._matching(event, *names):
             run = await self.run(hook, {**_common(ctx, event), **fields}, _cwd(ctx))
@@ -188,7 +217,7 @@ class ClaudeHookRunner:
 
     # ------------------------------------------------------------------ events
 
-    async def pre_tool_use(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def pre_tool_use(self, event: _ToolCallView, ctx: ContextView) -> dict[str, Any] | None:
         name = event.tool_name
         claude_name = CLAUDE_TOOL_NAMES.get(name, name)
         allowed = False
@@ -222,7 +251,7 @@ class ClaudeHookRunner:
                 allowed = True
         return {"allow": True} if allowed else None
 
-    async def post_tool_use(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def post_tool_use(self, event: _ToolResultView, ctx: ContextView) -> dict[str, Any] | None:
         name = event.tool_name
         claude_name = CLAUDE_TOOL_NAMES.get(name, name)
         text = "\n".join(getattr(b, "text", None) or (b.get("text", "") if isinstance(b, dict) else "")
@@ -247,7 +276,7 @@ class ClaudeHookRunner:
         extra = [TextContent(text=f"PostToolUse hook feedback:\n{n}") for n in notes]
         return {"content": [*event.content, *extra]}
 
-    async def user_prompt_submit(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def user_prompt_submit(self, event: _InputView, ctx: ContextView) -> dict[str, Any] | None:
         self._stop_rounds.pop(_key(ctx), None)  # a new prompt: Stop hooks start over
         if not any(h.event == "UserPromptSubmit" for h in self.hooks):
             return None
@@ -266,7 +295,7 @@ class ClaudeHookRunner:
             return None
         return {"action": "transform", "text": event.text + "\n\n" + "\n\n".join(context)}
 
-    async def stop(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def stop(self, event: object, ctx: ContextView) -> dict[str, Any] | None:
         key = _key(ctx)
         rounds = self._stop_rounds.get(key, 0)
         reasons: list[str] = []
@@ -289,16 +318,16 @@ class ClaudeHookRunner:
         self._stop_rounds[key] = rounds + 1
         return {"follow_up": "\n\n".join(reasons)}
 
-    async def session_start(self, event: Any, ctx: Any) -> None:
+    async def session_start(self, event: object, ctx: ContextView) -> None:
         source = START_SOURCES.get(getattr(event, "reason", ""), None)
         if source is not None:
             await self._start(source, ctx)
 
-    async def after_compaction(self, event: Any, ctx: Any) -> None:
+    async def after_compaction(self, event: object, ctx: ContextView) -> None:
         if getattr(event, "result", None) is not None:
             await self._start("compact", ctx)
 
-    async def _start(self, source: str, ctx: Any) -> None:
+    async def _start(self, source: str, ctx: ContextView) -> None:
         context = []
         for run in await self._run_all("SessionStart", (source,), {"source": source}, ctx):
             data = run.data or {}
@@ -310,15 +339,15 @@ class ClaudeHookRunner:
             await ctx.session.send_message({"custom_type": "claude-hook-context", "content": "\n\n".join(context),
                                             "display": False}, deliver_as="next_turn")
 
-    async def session_end(self, event: Any, ctx: Any) -> None:
+    async def session_end(self, event: object, ctx: ContextView) -> None:
         reason = END_REASONS.get(getattr(event, "reason", ""))
         if reason is not None:
             await self._run_all("SessionEnd", (reason,), {"reason": reason}, ctx)
 
-    async def note_compaction(self, event: Any, ctx: Any) -> None:
+    async def note_compaction(self, event: object, ctx: ContextView) -> None:
         self._compaction_trigger[_key(ctx)] = "manual" if getattr(event, "reason", "") == "manual" else "auto"
 
-    async def pre_compact(self, event: Any, ctx: Any) -> dict[str, Any] | None:
+    async def pre_compact(self, event: object, ctx: ContextView) -> dict[str, Any] | None:
         trigger = self._compaction_trigger.pop(_key(ctx), "auto")
         fields = {"trigger": trigger, "custom_instructions": getattr(event, "custom_instructions", None) or ""}
         for run in await self._run_all("PreCompact", (trigger,), fields, ctx):
@@ -329,7 +358,7 @@ class ClaudeHookRunner:
                 return {"cancel": True}
         return None
 
-    async def notification(self, event: Any, ctx: Any) -> None:
+    async def notification(self, event: object, ctx: ContextView) -> None:
         kind = f"wolli_{getattr(event, 'level', 'info')}"
         await self._run_all("Notification", (kind,), {"message": getattr(event, "message", ""),
                                                        "notification_type": kind}, ctx)
@@ -343,7 +372,7 @@ def _specific(data: dict[str, Any]) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-def to_claude_input(tool: str, arguments: Any) -> dict[str, Any]:
+def to_claude_input(tool: str, arguments: object) -> dict[str, Any]:
     data = dict(arguments) if isinstance(arguments, dict) else dict(getattr(arguments, "__dict__", {}) or {})
     if tool in _PATH_TOOLS and "path" in data:
         data["file_path"] = data.pop("path")
@@ -359,22 +388,22 @@ def apply_updated_input(tool: str, arguments: dict[str, Any], updated: dict[str,
     arguments.update(new)
 
 
-def _key(ctx: Any) -> int:
+def _key(ctx: ContextView) -> int:
     session = getattr(ctx, "session", None)
     return id(getattr(session, "_session", session))
 
 
-def _cwd(ctx: Any) -> str:
+def _cwd(ctx: ContextView) -> str:
     try:
         return str(ctx.session.session_manager.get_cwd())
     except Exception:
         return os.getcwd()
 
 
-def _common(ctx: Any, event: str) -> dict[str, Any]:
+def _common(ctx: ContextView, event: str) -> dict[str, Any]:
     view = getattr(getattr(ctx, "session", None), "session_manager", None)
 
-    def read(name: str) -> Any:
+    def read(name: str) -> object:
         try:
             value = getattr(view, name)
             return value() if callable(value) else value
@@ -387,7 +416,7 @@ def _common(ctx: Any, event: str) -> dict[str, Any]:
             "hook_event_name": event}
 
 
-def _notify(ctx: Any, text: str, level: str) -> None:
+def _notify(ctx: ContextView, text: str, level: str) -> None:
     ui = getattr(ctx, "ui", None)
     if ui is not None:
         try:
@@ -396,7 +425,7 @@ def _notify(ctx: Any, text: str, level: str) -> None:
             pass
 
 
-async def _ask(ctx: Any, tool: str, reason: Any) -> bool:
+async def _ask(ctx: ContextView, tool: str, reason: object) -> bool:
     """A hook said ``ask``: the person decides; where nobody can answer, the call is refused."""
     if getattr(ctx, "mode", None) not in ("tui", "plain", "acp"):
         return False

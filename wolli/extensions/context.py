@@ -8,8 +8,8 @@ in docs/extensions.md, so the type checker holds every one of them to it. ``ctx`
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from ..ai.abort import AbortSignal
 
@@ -22,6 +22,7 @@ ExtensionMode = Literal["tui", "plain", "rpc", "json", "print", "acp"]
 MODES: tuple[ExtensionMode, ...] = ("tui", "plain", "rpc", "json", "print", "acp")
 NotifyLevel = Literal["info", "warning", "error"]
 WidgetPlacement = Literal["above_editor", "below_editor"]
+T = TypeVar("T")
 
 
 class UITheme(Protocol):
@@ -51,8 +52,8 @@ class ExtensionUI(Protocol):
 
     has_ui: bool
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None,
-                     signal: AbortSignal | None = None) -> Any: ...
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> T | None: ...
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
                       signal: AbortSignal | None = None) -> bool: ...
@@ -63,6 +64,7 @@ class ExtensionUI(Protocol):
     async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
                      signal: AbortSignal | None = None) -> str | None: ...
 
+    # Answers what the author's component hands back: its type is the author's.
     async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any: ...
 
     async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
@@ -80,7 +82,7 @@ class ExtensionUI(Protocol):
 
     def set_working_indicator(self, frames: list[str] | None = None, interval_ms: int | None = None) -> None: ...
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None: ...
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None: ...
 
     def set_footer(self, factory: Callable[..., Any] | None) -> None: ...
 
@@ -102,13 +104,13 @@ class ExtensionUI(Protocol):
 
     def set_editor_component(self, factory: Callable[..., Any] | None) -> None: ...
 
-    def get_editor_component(self) -> Any: ...
+    def get_editor_component(self) -> object: ...
 
     def get_all_themes(self) -> list[dict[str, Any]]: ...
 
-    def get_theme(self, name: str) -> Any: ...
+    def get_theme(self, name: str) -> object: ...
 
-    def set_theme(self, theme: Any) -> dict[str, Any]: ...
+    def set_theme(self, theme: object) -> dict[str, Any]: ...
 
     @property
     def theme(self) -> UITheme: ...

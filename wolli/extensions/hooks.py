@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.entry_points import entry_points_of
+
 # before: name -> the runtime event it binds
 BEFORE_EVENTS = {
     "tool_call": "tool_call",
@@ -66,9 +68,7 @@ def discover_hooks(agent_home: Path, *, packages: bool = True,
             if not path.name.startswith(("_", ".")):
                 found.append((path.stem, path))
     if packages:
-        from importlib.metadata import entry_points
-
-        for ep in sorted(entry_points(group=HOOK_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in sorted(entry_points_of(HOOK_ENTRY_POINT_GROUP), key=lambda e: e.name):
             if skip is None or not skip(ep):
                 found.append((ep.name, ep))
     return found

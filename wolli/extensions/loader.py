@@ -25,11 +25,16 @@ import itertools
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import importlib.metadata
+
+from ..base.entry_points import entry_points_of
 
 ENTRY_POINT_GROUP = "wolli.extensions"
 MODULE_PREFIX = "wolli_ext_"
@@ -42,7 +47,7 @@ class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
     saved twice within a second at the same length (``"one"`` -> ``"two"``) would reload as
     its old version. Extensions are small; compiling them costs a few milliseconds."""
 
-    def get_code(self, fullname: str) -> Any:
+    def get_code(self, fullname: str) -> CodeType:
         return self.source_to_code(self.get_data(self.path), self.path)
 
 
@@ -50,7 +55,9 @@ class _FreshFinder:
     """Finds an extension's own submodules (a folder's helpers) with the fresh loader too."""
 
     @staticmethod
-    def find_spec(fullname: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith(MODULE_PREFIX) or path is None:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -75,7 +82,7 @@ class ExtensionSource:
     name: str
     origin: str  # "agent" | "settings" | "cli" | "package"
     path: Path | None = None  # the .py file, or the folder's __init__.py
-    entry_point: Any = None  # importlib.metadata.EntryPoint for packages
+    entry_point: importlib.metadata.EntryPoint | None = None  # for packages
     package_name: str | None = None  # a Claude Code plugin's name (its hooks)
 
     @property
@@ -88,7 +95,10 @@ class ExtensionSource:
 
     @property
     def label(self) -> str:
-        return str(self.path) if self.path is not None else f"{self.entry_point.value} (package {self.package or self.name})"
+        if self.path is not None:
+            return str(self.path)
+        entry = self.entry_point.value if self.entry_point is not None else self.name  # one of the two is set
+        return f"{entry} (package {self.package or self.name})"
 
 
 def discover(
@@ -144,12 +154,12 @@ def discover(
     return sources, problems
 
 
-def package_entry_points(group: str, skip: Callable[[Any], bool] | None = None) -> list[Any]:
+def package_entry_points(
+    group: str, skip: Callable[[importlib.metadata.EntryPoint], bool] | None = None
+) -> list[importlib.metadata.EntryPoint]:
     """The entry points of ``group`` by name, without those ``skip`` says no to (a package
     switched off)."""
-    from importlib.metadata import entry_points
-
-    found = sorted(entry_points(group=group), key=lambda e: e.name)
+    found = sorted(entry_points_of(group), key=lambda e: e.name)
     return [ep for ep in found if skip is None or not skip(ep)]
 
 

@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from ..packages.active import InstalledPackages, load_installed
 from .api import ExtensionAPI, as_tool
@@ -49,6 +49,19 @@ from .tool_factories import (
     with_tool_context,
 )
 
+
+class _SessionEnded(Protocol):
+    """A ``session_shutdown`` event, as tool factories' ``on_session`` reads it."""
+
+    @property
+    def reason(self) -> str: ...
+
+
+class _SessionStarted(_SessionEnded, Protocol):
+    """A ``session_start`` event (its reason and the file of the session it replaced)."""
+
+    @property
+    def previous_session_file(self) -> str | None: ...
 
 class ExtensionManager:
     def __init__(self, host: ExtensionHost) -> None:
@@ -343,10 +356,10 @@ class ExtensionManager:
             if inspect.isawaitable(result):
                 await result
 
-        async def started(event: Any, ctx: ContextView) -> None:
+        async def started(event: _SessionStarted, ctx: ContextView) -> None:
             await call(START_REASONS.get(event.reason, "start"), event.previous_session_file, ctx)
 
-        async def stopped(event: Any, ctx: ContextView) -> None:
+        async def stopped(event: _SessionEnded, ctx: ContextView) -> None:
             if event.reason in ("quit", "reload"):  # a replacement gets its own start (switch/branch)
                 await call("shutdown", None, ctx)
 

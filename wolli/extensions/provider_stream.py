@@ -15,12 +15,16 @@ Which shape a function has is read from its signature (four parameters: the buil
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..ai.types import Model
+    from collections.abc import AsyncIterable
+
+    from ..ai.builder import MessageBuilder
+    from ..ai.types import Context, Model, StreamOptions
 
 _KINDS = ("text", "thinking", "toolcall")
 
@@ -37,7 +41,7 @@ def adapt_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
     if len(parameters) >= 4:
         return fn
 
-    async def run(model: Model, context: Any, options: Any, builder: Any) -> None:
+    async def run(model: Model, context: Context, options: StreamOptions, builder: MessageBuilder) -> None:
         events = fn(model, context, options)
         if inspect.isawaitable(events) and not hasattr(events, "__aiter__"):
             events = await events
@@ -46,7 +50,7 @@ def adapt_stream(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-async def _replay(events: Any, builder: Any) -> None:
+async def _replay(events: AsyncIterable[object], builder: MessageBuilder) -> None:
     indexes: dict[tuple[str, int], int] = {}
     builder.start()
 
@@ -92,7 +96,7 @@ async def _replay(events: Any, builder: Any) -> None:
     builder.done()
 
 
-def _usage(builder: Any, usage: Any) -> None:
+def _usage(builder: MessageBuilder, usage: object) -> None:
     if not isinstance(usage, dict):
         return
     target = builder.message.usage
@@ -105,4 +109,6 @@ def _as_dict(event: object) -> dict[str, Any]:
     dump = getattr(event, "model_dump", None)
     if dump is not None:
         return dict(dump())
+    if dataclasses.is_dataclass(event) and not isinstance(event, type):
+        return {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
     return dict(getattr(event, "__dict__", {}))

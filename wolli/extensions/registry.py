@@ -14,9 +14,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
+
+if TYPE_CHECKING:
+    from ..config.subagent_files import SubagentDefinition
+    from .api_services import EventBus
+    from .host import ContextView
+    from .loader import ExtensionSource
 
 FLAG_TYPES = ("boolean", "string")
 
@@ -26,7 +32,7 @@ class Flag:
     name: str
     description: str
     type: str
-    default: Any
+    default: bool | str | None
     owner: str
 
 
@@ -38,7 +44,7 @@ class Shortcut:
     owner: str
     spec: str = ""  # as the author wrote it
 
-    async def run(self, ctx: Any) -> None:
+    async def run(self, ctx: ContextView) -> None:
         result = self.handler(ctx)
         if inspect.isawaitable(result):
             await result
@@ -47,7 +53,7 @@ class Shortcut:
 @dataclass
 class ExtensionPromptSection:
     title: str
-    content: Any  # a string, or a function returning one (read at each prompt build)
+    content: str | Callable[[], str]  # a function is read at each prompt build
     order: int
     owner: str
     rank: int
@@ -74,7 +80,7 @@ class RegisteredCommand:
     invocation: str = ""  # the name it is typed as: "review" or "review:2"
     disabled_reason: str | None = None  # shown beside a disabled command in the palette
 
-    async def run(self, args: str, ctx: Any) -> None:
+    async def run(self, args: str, ctx: ContextView) -> None:
         if self.availability == "disabled":
             from .errors import CommandUnavailable
 
@@ -85,12 +91,14 @@ class RegisteredCommand:
             await result
 
 
-def parse_availability(availability: Any, reason: str | None = None) -> tuple[str, str | None]:
+def parse_availability(availability: object, reason: str | None = None) -> tuple[str, str | None]:
+    kind: object = availability
+    why: object = reason
     if isinstance(availability, dict):
-        availability, reason = availability.get("type"), availability.get("reason", reason)
-    if availability not in ("enabled", "disabled", "hidden"):
+        kind, why = availability.get("type"), availability.get("reason", reason)
+    if kind not in ("enabled", "disabled", "hidden"):
         raise ValueError("availability is one of enabled, disabled (with a reason), hidden")
-    return availability, (str(reason) if reason and availability == "disabled" else None)
+    return str(kind), (str(why) if why and kind == "disabled" else None)
 
 
 class CommandHandle:
@@ -112,7 +120,7 @@ class CommandHandle:
 @dataclass
 class ExtensionRecord:
     name: str
-    source: Any  # loader.ExtensionSource
+    source: ExtensionSource
     rank: int
     kind: str = "extension"  # extension | hook | tool | claude-hooks
     status: str = "loading"  # loading | loaded | failed | disabled
@@ -147,7 +155,7 @@ class ExtensionRecord:
 
 
 class ExtensionRegistry:
-    def __init__(self, bus: Any) -> None:
+    def __init__(self, bus: EventBus) -> None:
         self.bus = bus
         self.records: list[ExtensionRecord] = []
         self.tools: list[ToolDefinition] = []
@@ -157,10 +165,10 @@ class ExtensionRegistry:
         self.flag_values: dict[str, Any] = {}  # from the command line
         self.renderers: dict[str, Callable[..., Any]] = {}
         self.renderer_owners: dict[str, str] = {}  # custom type -> the extension's name
-        self.prompt_sections: list[Any] = []
+        self.prompt_sections: list[ExtensionPromptSection] = []
         self.integrations: dict[str, Callable[..., Any]] = {}
         # Subagent definitions by name (``register_subagent``; docs/subagents.md).
-        self.subagents: dict[str, Any] = {}
+        self.subagents: dict[str, SubagentDefinition] = {}
         self._commands: list[RegisteredCommand] = []
         # Called with (record, text) for each warning (the runtime reports them).
         self.on_warning: Callable[[ExtensionRecord, str], None] | None = None
@@ -248,7 +256,7 @@ class ExtensionRegistry:
         self.renderer_owners[custom_type] = record.name
         record.renderers.append(custom_type)
 
-    def add_prompt_section(self, record: ExtensionRecord, title: str, content: object, order: int) -> None:
+    def add_prompt_section(self, record: ExtensionRecord, title: str, content: str | Callable[[], str], order: int) -> None:
         self.prompt_sections[:] = [s for s in self.prompt_sections if not (s.title == title and s.owner == record.name)]
         self.prompt_sections.append(ExtensionPromptSection(title, content, order, record.name, record.rank))
         self.prompt_sections.sort(key=lambda s: (s.order, s.rank))

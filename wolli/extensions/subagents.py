@@ -52,7 +52,7 @@ def _from_dict(value: dict[str, Any], source: str) -> SubagentDefinition:
     return dataclasses.replace(parsed, system_prompt=prompt.strip())
 
 
-def _scalar(item: Any) -> str:
+def _scalar(item: object) -> str:
     if isinstance(item, bool):
         return "true" if item else "false"
     if isinstance(item, list | tuple):

@@ -28,8 +28,12 @@ from .api_services import EventBus
 from .host import ContextView, ExtensionHost
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from ..agent.messages import CustomMessage
+    from ..ai.types import Model
     from ..tools.process import CommandResult
+    from .context import ExtensionUI
 
 TOOL_ENTRY_POINT_GROUP = "wolli.tools"  # packages: an entry point naming a module with factory(api), or the factory
 RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls"})
@@ -41,7 +45,7 @@ class ToolSessionEvent:
     reason: str  # start | switch | branch | tree | shutdown
     previous_session_file: str | None = None
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> str | None:
         return getattr(self, key)
 
 
@@ -57,7 +61,7 @@ class ToolContext:
         self.model_registry = host.model_registry
 
     @property
-    def model(self) -> Any:
+    def model(self) -> Model | None:
         return self._ctx.session.model
 
     def is_idle(self) -> bool:
@@ -69,7 +73,7 @@ class ToolContext:
     def abort(self) -> None:
         self._ctx.session.abort()
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return getattr(self, key)
 
 
@@ -88,7 +92,7 @@ class ToolFactoryAPI:
         return active.cwd if active is not None else str(getattr(self._host, "cwd", os.getcwd()))
 
     @property
-    def ui(self) -> Any:
+    def ui(self) -> ExtensionUI:
         return self._host.ui
 
     @property
@@ -101,7 +105,7 @@ class ToolFactoryAPI:
 
         return await run_command(command, args, cwd=self.cwd, timeout=timeout, signal=signal)
 
-    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Any:
+    def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[object]:
         """A custom message into the active session (see ``ctx.session.send_message``)."""
         active = self._host.active
         if active is None:

@@ -18,7 +18,8 @@ answer, ``custom()`` resolves to None, ``set_theme`` reports that there is no th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..ai.abort import AbortSignal
 
@@ -40,12 +41,14 @@ def option_value(option: object) -> object:
     return option
 
 
+T = TypeVar("T")
+
 class NullUI:
     """The inert ``ctx.ui`` of the headless modes."""
 
     has_ui = False
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> object:
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None, signal: AbortSignal | None = None) -> T | None:
         return None
 
     async def confirm(

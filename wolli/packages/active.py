@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..base.entry_points import entry_points_of
 from .sources import canonical_name
 
 if TYPE_CHECKING:  # imported when a package is recorded: a Wolli without any pays nothing
+    from importlib.metadata import EntryPoint
+
     from .claude_plugin import ClaudePlugin
     from .records import PackageRecord
 
@@ -34,7 +37,7 @@ class InstalledPackages:
         """Canonical names of the Python packages switched off."""
         return {r.key for r in self.records if not r.enabled and r.kind == "python"}
 
-    def skips(self, entry_point: Any) -> bool:
+    def skips(self, entry_point: EntryPoint) -> bool:
         """Whether an entry point belongs to a package switched off."""
         disabled = self.disabled
         if not disabled:
@@ -46,10 +49,8 @@ class InstalledPackages:
     def resource_dirs(self) -> list[Path]:
         """The folders named by ``wolli.resources`` entry points of enabled packages."""
         if self._resource_dirs is None:
-            from importlib.metadata import entry_points
-
             found = []
-            for ep in sorted(entry_points(group=RESOURCES_GROUP), key=lambda e: e.name):
+            for ep in sorted(entry_points_of(RESOURCES_GROUP), key=lambda e: e.name):
                 if self.skips(ep) or ep.dist is None:
                     continue
                 folder = Path(str(ep.dist.locate_file(ep.value.split(":")[0].strip().replace(".", "/"))))
@@ -85,7 +86,7 @@ class InstalledPackages:
         return out
 
 
-def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
+def load_installed(agent_home: Path, value: object) -> InstalledPackages:
     if not value or not isinstance(value, list):
         return InstalledPackages()
     from .claude_plugin import read_plugin
@@ -120,7 +121,7 @@ def load_installed(agent_home: Path, value: Any) -> InstalledPackages:
     return out
 
 
-def installed_theme_dirs(agent_home: Path, value: Any) -> list[Path]:
+def installed_theme_dirs(agent_home: Path, value: object) -> list[Path]:
     """Theme folders of enabled packages (for front ends that list themes before a host loads)."""
     if not value:
         return []

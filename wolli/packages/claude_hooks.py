@@ -13,7 +13,6 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..base.safe_files import read_text_capped
 
@@ -48,7 +47,7 @@ class CommandHook:
         return any(n is not None and pattern.fullmatch(n) for n in names)
 
 
-def parse_hooks(data: Any, where: str, plugin_root: str | None = None) -> tuple[list[CommandHook], list[str]]:
+def parse_hooks(data: object, where: str, plugin_root: str | None = None) -> tuple[list[CommandHook], list[str]]:
     """The command hooks of a ``hooks`` object and a problem line for each entry left out."""
     hooks: list[CommandHook] = []
     problems: list[str] = []

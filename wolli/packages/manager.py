@@ -14,7 +14,10 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
 
 from ..config.settings import Settings
 from .claude_plugin import is_plugin, read_manifest, read_plugin
@@ -368,7 +371,7 @@ def _project_name(path: Path) -> str | None:
     return None
 
 
-def _requirement_names(dist: Any) -> list[str]:
+def _requirement_names(dist: Distribution) -> list[str]:
     import re
 
     out = []

@@ -22,11 +22,14 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.safe_files import read_text_capped
 from ..config.settings import write_json_atomic
 from .sources import canonical_name
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
 
 LOCK_FILE = "packages.lock.json"
 LOCK_VERSION = 1
@@ -48,7 +51,7 @@ class PackageRecord:
     enabled: bool = True
 
     @classmethod
-    def from_json(cls, data: Any) -> PackageRecord | None:
+    def from_json(cls, data: object) -> PackageRecord | None:
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             return None
         return cls(
@@ -80,7 +83,7 @@ class PackageRecord:
         return canonical_name(self.name)
 
 
-def read_records(value: Any) -> list[PackageRecord]:
+def read_records(value: object) -> list[PackageRecord]:
     """settings ``packages`` as records (entries that are not objects with a name are skipped)."""
     if not isinstance(value, list):
         return []
@@ -139,7 +142,7 @@ def installed_distributions(site_packages: Path) -> list[Any]:
     return [found[k] for k in sorted(found)]
 
 
-def lock_entry(dist: Any) -> dict[str, Any]:
+def lock_entry(dist: Distribution) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": dist.metadata["Name"], "version": dist.version,
                              "contentHash": distribution_hash(dist)}
     origin = direct_url(dist)
@@ -148,7 +151,7 @@ def lock_entry(dist: Any) -> dict[str, Any]:
     return entry
 
 
-def direct_url(dist: Any) -> dict[str, Any] | None:
+def direct_url(dist: Distribution) -> dict[str, Any] | None:
     text = dist.read_text("direct_url.json")
     if not text:
         return None
@@ -159,7 +162,7 @@ def direct_url(dist: Any) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def distribution_hash(dist: Any) -> str:
+def distribution_hash(dist: Distribution) -> str:
     """sha256 over the (path, hash) lines of RECORD for the files the wheel brought:
     the same for pip and uv and on every machine (scripts, bytecode and the installer's own
     files are left out: they are rewritten per installation)."""
@@ -206,7 +209,7 @@ def requirement_for(entry: dict[str, Any]) -> str:
     return f"{name}=={version}"
 
 
-def declared_entry_points(dist: Any) -> dict[str, list[str]]:
+def declared_entry_points(dist: Distribution) -> dict[str, list[str]]:
     """The ``wolli.*`` entry points of a distribution, by group."""
     out: dict[str, list[str]] = {}
     for ep in dist.entry_points:

@@ -14,8 +14,9 @@ client that opted in; :func:`ask_with_dialogs` builds the same exchange from the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from ..ai.abort import AbortSignal
 
@@ -141,11 +142,14 @@ def answer_from_json(request: PermissionRequest, data: dict[str, Any]) -> Permis
     return PermissionAnswer(option.option_id, option.kind, tuple(rules) if keeps_rules else (), message or None)
 
 
+T = TypeVar("T")
+
+
 class DialogUI(Protocol):
     """The generic dialogs every ``ctx.ui`` has (what the fallback is built from)."""
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None,
-                     signal: AbortSignal | None = None) -> Any: ...
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> T | None: ...
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
                     signal: AbortSignal | None = None) -> str | None: ...

@@ -12,7 +12,7 @@ Handler-only events (the ones extension code may answer: ``tool_call``, ``input`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.events import (
     AgentEndEvent,
@@ -26,6 +26,10 @@ from ..agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+
+if TYPE_CHECKING:
+    from ..ai.types import Model
+    from ..session.compaction import CompactionResult
 
 CompactionReason = Literal["manual", "threshold", "overflow"]
 RunState = Literal["idle", "running", "retrying", "compacting"]
@@ -92,7 +96,7 @@ class CompactionStartEvent:
 @dataclass(slots=True)
 class CompactionEndEvent:
     reason: CompactionReason
-    result: Any = None  # CompactionResult when it succeeded
+    result: CompactionResult | None = None  # set when it succeeded
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
@@ -118,7 +122,7 @@ class AutoRetryEndEvent:
 
 @dataclass(slots=True)
 class ModelSelectEvent:
-    model: Any
+    model: Model
     previous_model: object
     source: Literal["set", "cycle", "restore"]
     type: Literal["model_select"] = field(default="model_select", init=False)

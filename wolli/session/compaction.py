@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, StreamOptions
@@ -234,7 +234,10 @@ class CompactionResult:
     requests: int = 1
 
 
-async def _first_error(*coroutines: Any) -> list[Any]:
+T = TypeVar("T")
+
+
+async def _first_error(*coroutines: Coroutine[Any, Any, T]) -> list[T]:
     """Run concurrently; on a failure cancel the rest and raise that failure itself."""
     try:
         async with asyncio.TaskGroup() as group:

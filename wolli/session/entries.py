@@ -3,19 +3,19 @@
 Every entry has an 8-hex ``id`` and a ``parentId`` (``None`` for the first); together they
 form a tree whose current leaf is the last appended entry unless the user navigates.
 Entry timestamps are ISO-8601 strings; message timestamps inside are epoch milliseconds.
-Unknown fields survive a read/write round trip (``extra="allow"`` on WireModel).
+Unknown fields survive a read/write round trip (``wire_extra``, :mod:`wolli.base.wire`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import secrets
-from typing import Annotated, Any, Literal
-
-from pydantic import Field, TypeAdapter
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from ..agent.messages import AgentMessage
-from ..ai.types import UserContentBlock, WireModel
+from ..ai.types import UserContentBlock
+from ..base.wire import WireModel, wire_union
 
 SESSION_VERSION = 3
 
@@ -31,6 +31,7 @@ def new_entry_id(existing: set[str] | None = None) -> str:
             return candidate
 
 
+@dataclass(slots=True, kw_only=True)
 class SubagentOrigin(WireModel):
     """In a child session's header: the subagent it ran as and where its parent called it."""
 
@@ -39,11 +40,12 @@ class SubagentOrigin(WireModel):
     tool_call_id: str
 
 
+@dataclass(slots=True, kw_only=True)
 class SessionHeader(WireModel):
     type: Literal["session"] = "session"
     version: int = SESSION_VERSION
     id: str
-    timestamp: str = Field(default_factory=iso_now)
+    timestamp: str = field(default_factory=iso_now)
     cwd: str
     parent_session: str | None = None
     # Set in a subagent's session (docs/subagents.md): ``parent_session`` is then the file of
@@ -51,14 +53,15 @@ class SessionHeader(WireModel):
     subagent: SubagentOrigin | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class _Entry(WireModel):
     id: str
     parent_id: str | None = None
-    timestamp: str = Field(default_factory=iso_now)
+    timestamp: str = field(default_factory=iso_now)
 
     def to_json_dict(self) -> dict[str, Any]:
         """``type`` first and ``parentId`` always present (``null`` for a root), as pi writes."""
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data = super(_Entry, self).to_json_dict()
         return {"type": data.pop("type"), "id": data.pop("id"), "parentId": self.parent_id, **data}
 
     def to_json(self) -> str:
@@ -67,22 +70,26 @@ class _Entry(WireModel):
         return json.dumps(self.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
+@dataclass(slots=True, kw_only=True)
 class MessageEntry(_Entry):
     type: Literal["message"] = "message"
     message: AgentMessage
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelChangeEntry(_Entry):
     type: Literal["model_change"] = "model_change"
     provider: str
     model_id: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingLevelChangeEntry(_Entry):
     type: Literal["thinking_level_change"] = "thinking_level_change"
     thinking_level: str
 
 
+@dataclass(slots=True, kw_only=True)
 class CompactionEntry(_Entry):
     type: Literal["compaction"] = "compaction"
     summary: str
@@ -93,6 +100,7 @@ class CompactionEntry(_Entry):
     from_hook: bool | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class BranchSummaryEntry(_Entry):
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str
@@ -101,6 +109,7 @@ class BranchSummaryEntry(_Entry):
     from_hook: bool | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class CustomEntry(_Entry):
     """Extension state: stored, never sent to the model."""
 
@@ -109,6 +118,7 @@ class CustomEntry(_Entry):
     data: Any = None
 
 
+@dataclass(slots=True, kw_only=True)
 class CustomMessageEntry(_Entry):
     """An extension message that is part of the model context."""
 
@@ -119,24 +129,28 @@ class CustomMessageEntry(_Entry):
     details: Any = None
 
 
+@dataclass(slots=True, kw_only=True)
 class LabelEntry(_Entry):
     type: Literal["label"] = "label"
     target_id: str
     label: str | None = None  # None clears the label
 
 
+@dataclass(slots=True, kw_only=True)
 class SessionInfoEntry(_Entry):
     type: Literal["session_info"] = "session_info"
     name: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class TagsEntry(_Entry):
     """Wolli's folded key/value tags: later entries override earlier keys; None deletes."""
 
     type: Literal["tags"] = "tags"
-    tags: dict[str, str | None] = Field(default_factory=dict)
+    tags: dict[str, str | None] = field(default_factory=dict)
 
 
+@dataclass(slots=True, kw_only=True)
 class CheckpointEntry(_Entry):
     """Wolli's file checkpoint (``docs/checkpoints.md``): what files held before the agent
     changed them, as content hashes of blobs kept beside the session file.
@@ -150,7 +164,7 @@ class CheckpointEntry(_Entry):
 
     type: Literal["checkpoint"] = "checkpoint"
     kind: str = "tool"
-    files: list[dict[str, Any]] = Field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
     tool_call_id: str | None = None
     # rewind: the entry rewound to, where the session was, and what was restored.
     target_id: str | None = None
@@ -158,7 +172,7 @@ class CheckpointEntry(_Entry):
     scope: str | None = None
 
 
-SessionEntry = Annotated[
+SessionEntry = (
     MessageEntry
     | ModelChangeEntry
     | ThinkingLevelChangeEntry
@@ -169,17 +183,14 @@ SessionEntry = Annotated[
     | LabelEntry
     | SessionInfoEntry
     | TagsEntry
-    | CheckpointEntry,
-    Field(discriminator="type"),
-]
-ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(SessionEntry)
-KNOWN_ENTRY_TYPES = frozenset(
-    cls.model_fields["type"].default
-    for cls in (MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, CompactionEntry, BranchSummaryEntry,
-                CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, TagsEntry, CheckpointEntry)
+    | CheckpointEntry
 )
+_ENTRY_CLASSES = (MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, CompactionEntry, BranchSummaryEntry,
+                  CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, TagsEntry, CheckpointEntry)
+_decode_entry = wire_union(*_ENTRY_CLASSES)
+KNOWN_ENTRY_TYPES = frozenset(cls.__dataclass_fields__["type"].default for cls in _ENTRY_CLASSES)
 
 
 def parse_entry(data: dict[str, Any]) -> Any:
-    """Validate one JSON object into its entry class (raises pydantic ValidationError)."""
-    return ENTRY_ADAPTER.validate_python(data)
+    """Validate one JSON object into its entry class (raises ``wolli.base.wire.WireError``)."""
+    return _decode_entry(data)

@@ -19,8 +19,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .entries import ENTRY_ADAPTER
-from .store import EntryRef, LoadedSession, parse_line_carefully
+from .store import EntryRef, LoadedSession, entry_from_line, parse_line_carefully
 
 __all__ = ["EntryRef", "EntryStore"]
 
@@ -116,7 +115,7 @@ class EntryStore:
     def keep_all(self, ids: list[str]) -> list[Any]:
         """``get(i, keep=True)`` for each of ``ids``, in one pass (the context on open)."""
         items, kept, places, raw = self._items, self._kept, self._places, self._raw
-        validate = ENTRY_ADAPTER.validate_json
+        validate = entry_from_line
         out: list[Any] = []
         for entry_id in ids:
             item = items.get(entry_id)
@@ -215,7 +214,7 @@ class EntryStore:
         except OSError as exc:
             return self._drop(ref, f"line {ref.number}: cannot read it back from the file ({exc.strerror or exc})")
         try:
-            entry = ENTRY_ADAPTER.validate_json(line)
+            entry = entry_from_line(line)
         except Exception:
             report = LoadedSession(header=None)
             entry = parse_line_carefully(line, ref.number, False, report)

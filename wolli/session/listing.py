@@ -60,6 +60,8 @@ SessionFilter = dict[str, Any] | Callable[[SessionInfo], bool]
 # path -> ((size, mtime_ns, inode), info without tags, folded tags or None if not scanned)
 _cache: dict[str, tuple[tuple[int, int, int], SessionInfo, dict[str, str] | None]] = {}
 _CACHE_MAX = 20_000
+# A session file's bytes: read whole when small, memory-mapped when large.
+_Buffer = bytes | mmap.mmap
 
 
 def _parse_time(value: Any) -> _dt.datetime:
@@ -70,7 +72,7 @@ def _parse_time(value: Any) -> _dt.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=_dt.UTC)
 
 
-def _line_at(buf: Any, start: int) -> bytes | None:
+def _line_at(buf: _Buffer, start: int) -> bytes | None:
     """The line starting at ``start`` (just after a newline), or None if torn or too long."""
     end = buf.find(b"\n", start, start + _MAX_LINE)
     if end < 0:
@@ -78,7 +80,7 @@ def _line_at(buf: Any, start: int) -> bytes | None:
     return bytes(buf[start:end])
 
 
-def _load_line(buf: object, start: int) -> dict[str, Any] | None:
+def _load_line(buf: _Buffer, start: int) -> dict[str, Any] | None:
     line = _line_at(buf, start)
     if line is None:
         return None
@@ -97,7 +99,7 @@ def _text_of(content: object) -> str:
     return ""
 
 
-def _first_user_message(buf: Any, start: int) -> str | None:
+def _first_user_message(buf: _Buffer, start: int) -> str | None:
     pos = start
     for _ in range(_FIRST_MESSAGES_SCANNED):
         pos = buf.find(_MESSAGE, pos)
@@ -114,7 +116,7 @@ def _first_user_message(buf: Any, start: int) -> str | None:
     return None
 
 
-def _latest_name(buf: Any, size: int) -> str | None:
+def _latest_name(buf: _Buffer, size: int) -> str | None:
     end = size
     while True:
         pos = buf.rfind(_SESSION_INFO, 0, end)
@@ -127,7 +129,7 @@ def _latest_name(buf: Any, size: int) -> str | None:
         end = pos  # torn or damaged: the one before still counts
 
 
-def _fold_tags(buf: Any) -> dict[str, str]:
+def _fold_tags(buf: _Buffer) -> dict[str, str]:
     tags: dict[str, str] = {}
     pos = buf.find(_TAGS)
     while pos >= 0:
@@ -163,14 +165,14 @@ def _scan(path: str, st: os.stat_result, with_tags: bool) -> tuple[SessionInfo, 
         if size > WHOLE_LIMIT:
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            buf: Any = mapped if mapped is not None else head
+            buf: _Buffer = mapped if mapped is not None else head
             header_end = buf.find(b"\n", 0, _MAX_LINE)
             header = _read_header(bytes(buf[: header_end if header_end >= 0 else size]))
             if header is None:
                 return None
             start = max(header_end, 0)
             if mapped is None:
-                count: int | None = buf.count(_MESSAGE)
+                count: int | None = head.count(_MESSAGE)  # buf is head
             else:
                 sample = mapped[:WHOLE_LIMIT]
                 count = round(sample.count(_MESSAGE) * size / WHOLE_LIMIT)

@@ -67,7 +67,7 @@ class SessionLookupError(LookupError):
 class SessionTreeNode:
     """One entry of the /tree view, with its children in file order and its label."""
 
-    entry: Any
+    entry: SessionEntry
     children: list[SessionTreeNode] = field(default_factory=list)
     label: str | None = None
 
@@ -323,8 +323,9 @@ class SessionManager:
         """How many entries the session has, without building any."""
         return len(self._store)
 
-    def get_entry(self, entry_id: str) -> Any | None:
-        return self._store.get(entry_id)
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        entry: SessionEntry | None = self._store.get(entry_id)
+        return entry
 
     def get_children(self, entry_id: str | None) -> list[Any]:
         """Direct children of an entry in file order (``None``: the roots)."""

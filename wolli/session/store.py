@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from ..base.durable import sync_folder
 from ..base.safe_files import FileTooLargeError, read_capped
 from ..base.text_safety import without_surrogates
+from ..base.wire import WireError
 from ..config.paths import ensure_private_dir
-from .entries import ENTRY_ADAPTER, KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
+from .entries import KNOWN_ENTRY_TYPES, SESSION_VERSION, SessionHeader, parse_entry
 from .migrate import header_version, migrate
 
 if TYPE_CHECKING:
@@ -219,10 +218,8 @@ def rewrite(path: str | os.PathLike[str], lines: list[str], *, keep_original_as:
 
 
 def _describe(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "entry"
-        return f"invalid entry ({where}: {first.get('msg', 'invalid')})"
+    if isinstance(exc, WireError):
+        return f"invalid entry ({exc})"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON ({exc.msg} at column {exc.colno})"
     return f"{type(exc).__name__}: {exc}"
@@ -238,7 +235,7 @@ def parse_header(line: bytes | str) -> SessionHeader:
         raise SessionFileError('the first line is not a session header ({"type":"session",...})')
     try:
         return SessionHeader.model_validate(data)
-    except ValidationError as exc:
+    except WireError as exc:
         raise SessionFileError(f"the session header is invalid: {_describe(exc)}") from None
 
 
@@ -372,7 +369,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
     are reported after every unreadable line, as before.
     """
     entries, seen, duplicates = result.entries, set(), []
-    validate = ENTRY_ADAPTER.validate_json
+    loads = json.loads
     size = len(raw)
     while pos < size:
         end = raw.find(b"\n", pos)
@@ -382,7 +379,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
         line = raw[pos:end]
         if line.strip():
             try:
-                entry = validate(line)
+                entry = parse_entry(loads(line))
             except Exception:
                 entry = parse_line_carefully(line, number, torn, result)
             if entry is not None:
@@ -401,10 +398,15 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
         _reattach_orphans(result)
 
 
+def entry_from_line(line: bytes) -> Any:
+    """One entry line's entry object (raises on anything invalid): how every line is built."""
+    return parse_entry(json.loads(line))
+
+
 # The start of an entry line as Wolli (and pi) write it: type, id and parent first, no
 # escapes in any of them. A line that starts otherwise is validated at once instead.
 _ENTRY_START = re.compile(rb'\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)")[,}]')
-_KNOWN_TYPES_BYTES = {kind.encode(): kind for kind in KNOWN_ENTRY_TYPES}
+_KNOWN_TYPES_BYTES: dict[bytes, str] = {str(kind).encode(): str(kind) for kind in KNOWN_ENTRY_TYPES}
 
 
 def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> None:
@@ -420,7 +422,7 @@ def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> 
     """
     entries, duplicates = result.entries, []
     seen: dict[str, Any] = {}
-    validate = ENTRY_ADAPTER.validate_json
+    validate = entry_from_line
     match = _ENTRY_START.match
     known = _KNOWN_TYPES_BYTES
     size = len(raw)
@@ -473,7 +475,7 @@ def _checks_out(raw: bytes, ref: Any, result: LoadedSession) -> bool:
     """Validate an indexed line now; a damaged one is reported as skipped (False)."""
     line = raw[ref.start : ref.end]
     try:
-        ENTRY_ADAPTER.validate_json(line)
+        entry_from_line(line)
         return True
     except Exception:
         return parse_line_carefully(line, ref.number, False, result) is not None

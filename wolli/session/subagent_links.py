@@ -8,9 +8,12 @@ so either side finds the other from what is on disk, with no index to keep in st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .entries import MessageEntry
+
+if TYPE_CHECKING:
+    from .manager import SessionManager
 
 
 @dataclass(frozen=True)
@@ -23,13 +26,15 @@ class SubagentLink:
     status: str
     description: str = ""
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return getattr(self, key)
 
 
-def link_of(entry: Any) -> SubagentLink | None:
+def link_of(entry: object) -> SubagentLink | None:
     """The child a tool-result entry names, if it is a ``task`` result."""
-    message = entry.message if isinstance(entry, MessageEntry) else None
+    if not isinstance(entry, MessageEntry):
+        return None
+    message = entry.message
     if getattr(message, "role", None) != "toolResult":
         return None
     details = getattr(message, "details", None)
@@ -40,7 +45,7 @@ def link_of(entry: Any) -> SubagentLink | None:
                         str(details.get("status", "")), str(details.get("description") or ""))
 
 
-def subagent_links(manager: Any, entry_id: str | None = None) -> list[SubagentLink]:
+def subagent_links(manager: SessionManager, entry_id: str | None = None) -> list[SubagentLink]:
     """Children of the whole session, or of one entry: the ``task`` result itself, or the
     assistant message whose calls started them."""
     entries = manager.get_entries()

@@ -17,16 +17,21 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import IO, Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult, call_maybe_async
 from ..ai.abort import AbortSignal
-from ..ai.types import TextContent, WireModel
+from ..ai.types import TextContent
+from ..base.wire import WireModel
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment, ExecOptions
 from .shell import shell_env
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size, truncate_tail
+
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import BashParams
+
 
 UPDATE_INTERVAL = 0.1  # seconds between live output updates
 # The full-output file keeps at most this much (a command printing for ever must not fill
@@ -34,13 +39,7 @@ UPDATE_INTERVAL = 0.1  # seconds between live output updates
 FULL_OUTPUT_LIMIT = 100 * 1024 * 1024
 
 
-class BashParams(BaseModel):
-    command: str = Field(description="Bash command to execute")
-    timeout: float | None = Field(
-        default=None, description="Timeout in seconds (optional; no timeout by default)"
-    )
-
-
+@dataclasses.dataclass(slots=True, kw_only=True)
 class TruncationInfo(WireModel):
     """How the output shown to the model was cut (a :class:`TruncationResult` minus text)."""
 
@@ -62,6 +61,7 @@ class TruncationInfo(WireModel):
         return cls(**fields)
 
 
+@dataclasses.dataclass(slots=True, kw_only=True)
 class BashToolDetails(WireModel):
     exit_code: int | None = None
     truncation: TruncationInfo | None = None  # only when the output was truncated
@@ -375,24 +375,6 @@ async def run_bash(
 
 # ---------------------------------------------------------------------------- the tool
 
-DESCRIPTION = (
-    "Run a bash command in the current working directory and return its combined stdout and "
-    f"stderr. Output is truncated to the last {DEFAULT_MAX_LINES} lines or "
-    f"{format_size(DEFAULT_MAX_BYTES)}, whichever is hit first; when truncated, the full output "
-    "is saved to a temp file whose path is given. Optionally pass a timeout in seconds. "
-    "stdin is empty, so interactive commands will not wait for input."
-)
-
-PROMPT_SNIPPET = "Run shell commands (ls, rg, git, builds, tests, scripts)"
-
-PROMPT_GUIDELINES = [
-    "Use bash for file operations like ls, rg, find and for running builds, tests and scripts.",
-    f"bash output is cut to its last {DEFAULT_MAX_LINES} lines or {format_size(DEFAULT_MAX_BYTES)}; "
-    "read the saved full-output file, or filter with grep/head/tail, when you need more.",
-    "Commands get no terminal and no stdin: pass non-interactive flags and set a timeout for "
-    "anything that might run long; start servers in the background with output redirected.",
-]
-
 
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}"
@@ -454,10 +436,10 @@ def create_bash_tool(env: Environment, spawn_hook: SpawnHook | None = None) -> T
 
     return ToolDefinition(
         name="bash",
-        label="bash",
-        description=DESCRIPTION,
-        parameters=BashParams,
+        label=CARDS['bash'].label,
+        description=CARDS['bash'].description,
+        parameters=builtin_parameters("bash"),
         execute=execute,
-        prompt_snippet=PROMPT_SNIPPET,
-        prompt_guidelines=list(PROMPT_GUIDELINES),
+        prompt_snippet=CARDS['bash'].snippet,
+        prompt_guidelines=list(CARDS['bash'].guidelines),
     )

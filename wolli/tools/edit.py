@@ -9,40 +9,20 @@ argument shapes of resumed sessions.
 from __future__ import annotations
 
 import json
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .edit_match import apply_edits
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
 from .read import binary_refusal, check_abort, stat_existing_file
 
-
-class EditBlock(BaseModel):
-    old_text: str = Field(
-        description="Exact text to replace; it must occur exactly once in the original file"
-    )
-    new_text: str = Field(description="Text to put in its place")
-
-
-class EditParams(BaseModel):
-    path: str = Field(description="Path of the file to edit (relative to the working directory, or absolute)")
-    edits: list[EditBlock] = Field(
-        min_length=1,
-        description="One or more replacements, each matched against the original file; "
-        "they must not overlap",
-    )
-
-
-EDIT_DESCRIPTION = (
-    "Edit a file by replacing exact text. Each edit's old_text must match exactly one place in "
-    "the original file (include enough surrounding lines to make it unique) and edits must not "
-    "overlap; all edits are applied together or none is. Small differences in trailing "
-    "whitespace, quotes, dashes and spaces are tolerated, and line endings and a BOM are kept."
-)
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import EditParams
 
 
 def prepare_edit_arguments(args: object) -> object:
@@ -137,20 +117,13 @@ def create_edit_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="edit",
-        label="Edit",
-        description=EDIT_DESCRIPTION,
-        parameters=EditParams,
+        label=CARDS['edit'].label,
+        description=CARDS['edit'].description,
+        parameters=builtin_parameters("edit"),
         execute=execute,
         prepare_arguments=prepare_edit_arguments,
-        prompt_snippet="Make precise changes to files by exact text replacement",
-        prompt_guidelines=[
-            "Use edit for changes to existing files: copy old_text exactly from read output and "
-            "include enough context for it to match only once.",
-            "Put several changes to one file into a single edit call (one entry in edits each) "
-            "rather than many calls.",
-            "Read a file before editing it, and re-read it when edit reports that old_text was "
-            "not found.",
-        ],
+        prompt_snippet=CARDS['edit'].snippet,
+        prompt_guidelines=list(CARDS['edit'].guidelines),
     )
 
 

@@ -81,7 +81,10 @@ class Environment:
         await run_blocking(write_regular, path, payload)
 
     async def mkdir(self, path: str, parents: bool = True) -> None:
-        await run_blocking(os.makedirs if parents else os.mkdir, path, **({"exist_ok": True} if parents else {}))
+        if parents:
+            await run_blocking(os.makedirs, path, exist_ok=True)
+        else:
+            await run_blocking(os.mkdir, path)
 
     async def access(self, path: str, mode: str = "r") -> bool:
         flags = {"r": os.R_OK, "w": os.W_OK, "x": os.X_OK}

@@ -13,15 +13,16 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
 from .gitignore import compile_path_glob
+from .schemas import FIND_LIMIT
 from .search_fallback import (
     SearchRoot,
     check_abort,
@@ -33,30 +34,11 @@ from .search_fallback import (
     tree_sort_key,
     walk_tree,
 )
-from .truncate import DEFAULT_MAX_BYTES
 
-DEFAULT_LIMIT = 1000
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import FindParams
 
-
-class FindParams(BaseModel):
-    pattern: str = Field(
-        description="Glob to match, e.g. '*.py', '**/test_*.py', 'src/**/*.ts' or 'docs/' (directories)"
-    )
-    path: str | None = Field(
-        default=None, description="Directory to search in (default: the working directory)"
-    )
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of results (default {DEFAULT_LIMIT})")
-
-
-FIND_DESCRIPTION = (
-    "Find files and directories by glob pattern. A pattern without '/' matches names at any "
-    "depth ('*.py'); with '/' it matches the path relative to the search directory at any "
-    "depth ('src/*.py', '**/test_*.py'); a leading '/' anchors it to the search directory; a "
-    "trailing '/' matches directories only. Respects .gitignore, includes hidden files, "
-    "skips .git/. Returns sorted relative paths, directories ending in '/'. At most "
-    f"{DEFAULT_LIMIT} results by default (change with limit); output is capped at "
-    f"{DEFAULT_MAX_BYTES // 1024}KB."
-)
+DEFAULT_LIMIT = FIND_LIMIT
 
 
 class FindError(ValueError):
@@ -142,13 +124,10 @@ def create_find_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="find",
-        label="Find",
-        description=FIND_DESCRIPTION,
-        parameters=FindParams,
+        label=CARDS['find'].label,
+        description=CARDS['find'].description,
+        parameters=builtin_parameters("find"),
         execute=execute,
-        prompt_snippet="Find files by glob pattern (gitignore-aware, sorted relative paths)",
-        prompt_guidelines=[
-            "Use find to locate files by name instead of running find or ls -R in bash.",
-            "Use '**/' in a pattern to match at any depth, e.g. '**/test_*.py'.",
-        ],
+        prompt_snippet=CARDS['find'].snippet,
+        prompt_guidelines=list(CARDS['find'].guidelines),
     )

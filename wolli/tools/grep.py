@@ -15,17 +15,19 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import AliasChoices, BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
 from .gitignore import compile_path_glob
 from .read import special_file_refusal
+from .schemas import GREP_LIMIT
 from .search_fallback import (
     SearchRoot,
     check_abort,
@@ -36,40 +38,12 @@ from .search_fallback import (
     run_binary,
     walk_tree,
 )
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, truncate_line
+from .truncate import GREP_MAX_LINE_LENGTH, truncate_line
 
-DEFAULT_LIMIT = 100
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import GrepParams
 
-
-class GrepParams(BaseModel):
-    pattern: str = Field(description="Regular expression to search for (or plain text with literal=true)")
-    path: str | None = Field(
-        default=None, description="Directory or file to search (default: the working directory)"
-    )
-    glob: str | None = Field(
-        default=None,
-        description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'",
-    )
-    ignore_case: bool = Field(
-        default=False,
-        validation_alias=AliasChoices("ignore_case", "ignoreCase"),
-        description="Case-insensitive search",
-    )
-    literal: bool = Field(default=False, description="Treat the pattern as plain text, not a regex")
-    context: int = Field(default=0, ge=0, le=100, description="Lines of context before and after each match")
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of matches (default {DEFAULT_LIMIT})")
-
-
-GREP_DESCRIPTION = (
-    "Search file contents for a regex pattern. Respects .gitignore (and .ignore), includes "
-    "hidden files, never searches .git/ or binary files. Output lines are `path:line: text` "
-    "(context lines `path-line- text`), paths relative to the searched directory. Returns "
-    f"at most {DEFAULT_LIMIT} matches by default (change with limit); lines longer than "
-    f"{GREP_MAX_LINE_LENGTH} characters are cut and output is capped at "
-    f"{DEFAULT_MAX_BYTES // 1024}KB. The regex syntax is ripgrep's (Rust regex: no "
-    "look-around or backreferences); without ripgrep installed, Python's re is used. "
-    "Use literal=true to search for text containing regex characters."
-)
+DEFAULT_LIMIT = GREP_LIMIT
 
 
 @dataclass(slots=True)
@@ -101,9 +75,8 @@ def _python_regex(params: GrepParams) -> re.Pattern[str]:
 
 
 def _line_of(text: str) -> str:
-    if text.endswith("\n"):
-        text = text[:-1]
-    return text[:-1] if text.endswith("\r") else text
+    text = text.removesuffix("\n")
+    return text.removesuffix("\r")
 
 
 def _decode_field(value: dict[str, Any] | None) -> str:
@@ -126,7 +99,7 @@ async def _search_rg(
     rg: str,
     root: SearchRoot,
     params: GrepParams,
-    accept: Any,
+    accept: Callable[[str], bool],
     signal: AbortSignal | None,
 ) -> _Search | None:
     wanted = params.limit + 1
@@ -168,7 +141,7 @@ async def _search_rg(
             pending.clear()
         elif kind == "match":
             rel = _decode_field(data.get("path"))
-            rel = rel[2:] if rel.startswith("./") else rel
+            rel = rel.removeprefix("./")
             pending.append(Match(rel, int(data.get("line_number") or 0), _line_of(_decode_field(data.get("lines")))))
         elif kind == "end":
             # Binary files: rg may report matches before it sees the NUL; drop the whole file.
@@ -194,7 +167,7 @@ async def _search_rg(
 
 
 async def _search_python(
-    env: Environment, root: SearchRoot, params: GrepParams, accept: Any, signal: AbortSignal | None
+    env: Environment, root: SearchRoot, params: GrepParams, accept: Callable[[str], bool], signal: AbortSignal | None
 ) -> _Search:
     regex = _python_regex(params)
     # A whole-file search skips files without any hit quickly; it can only over-report
@@ -231,7 +204,7 @@ async def _search_python(
             lines.pop()
         for number, line in enumerate(lines, 1):
             if regex.search(line) is not None:
-                matches.append(Match(rel, number, line[:-1] if line.endswith("\r") else line))
+                matches.append(Match(rel, number, line.removesuffix("\r")))
                 if len(matches) >= wanted:
                     return _Search(matches, "python")
     return _Search(matches, "python")
@@ -340,14 +313,10 @@ def create_grep_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="grep",
-        label="Grep",
-        description=GREP_DESCRIPTION,
-        parameters=GrepParams,
+        label=CARDS['grep'].label,
+        description=CARDS['grep'].description,
+        parameters=builtin_parameters("grep"),
         execute=execute,
-        prompt_snippet="Search file contents by regex (gitignore-aware, results as path:line: text)",
-        prompt_guidelines=[
-            "Use grep to search file contents instead of running grep or rg in bash.",
-            "Narrow a search with path and glob (e.g. glob='*.py') before raising limit.",
-            "Use literal=true when the text you look for contains regex characters like ( [ . *",
-        ],
+        prompt_snippet=CARDS['grep'].snippet,
+        prompt_guidelines=list(CARDS['grep'].guidelines),
     )

@@ -6,33 +6,21 @@ what is in a folder should see it all (including ``.git/`` and dotfiles).
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
+from .schemas import LS_LIMIT
 from .search_fallback import check_abort, display_path, finish_output, resolve_root
-from .truncate import DEFAULT_MAX_BYTES
 
-DEFAULT_LIMIT = 500
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import LsParams
 
-
-class LsParams(BaseModel):
-    path: str | None = Field(
-        default=None, description="Directory to list (default: the working directory)"
-    )
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description=f"Maximum number of entries (default {DEFAULT_LIMIT})")
-
-
-LS_DESCRIPTION = (
-    "List the entries of a directory, sorted alphabetically (case-insensitive), directories "
-    "ending in '/'. Includes dotfiles. At most "
-    f"{DEFAULT_LIMIT} entries by default (change with limit); output is capped at "
-    f"{DEFAULT_MAX_BYTES // 1024}KB."
-)
+DEFAULT_LIMIT = LS_LIMIT
 
 
 def create_ls_tool(env: Environment) -> ToolDefinition:
@@ -76,10 +64,10 @@ def create_ls_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="ls",
-        label="ls",
-        description=LS_DESCRIPTION,
-        parameters=LsParams,
+        label=CARDS['ls'].label,
+        description=CARDS['ls'].description,
+        parameters=builtin_parameters("ls"),
         execute=execute,
-        prompt_snippet="List directory contents (sorted, directories marked with '/')",
-        prompt_guidelines=["Use ls to see what a directory holds instead of running ls in bash."],
+        prompt_snippet=CARDS['ls'].snippet,
+        prompt_guidelines=list(CARDS['ls'].guidelines),
     )

@@ -336,7 +336,7 @@ async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> tuple[b
 
 
 async def run_command(
-    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: Any = None,
+    command: str, args: list[str] | None = None, *, cwd: str, timeout: float | None = None, signal: AbortSignal | None = None,
     output_cap: int = COMMAND_OUTPUT_CAP,
 ) -> CommandResult:
     """``command`` through the shell when ``args`` is None, else the program with ``args``.

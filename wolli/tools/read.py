@@ -12,38 +12,26 @@ import asyncio
 import base64
 import shlex
 from dataclasses import asdict
-from typing import Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortError, AbortSignal
 from ..ai.types import ImageContent, TextContent
 from ..base.safe_files import file_kind
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import FILE_READ_LIMIT, Environment, FileStat
 from .images import MAX_IMAGE_BYTES, MAX_IMAGE_DIMENSION, prepare_image
-from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, split_lines, truncate_head
+from .truncate import DEFAULT_MAX_BYTES, format_size, split_lines, truncate_head
+
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import ReadParams
+
 
 # Reading loads the whole file; past this size bash (sed/head/tail) is the better tool.
 MAX_READ_BYTES = FILE_READ_LIMIT
 # Invalid UTF-8 up to this share of the bytes is shown as U+FFFD instead of refusing the file.
 _MAX_INVALID_SHARE = 0.01
-
-
-class ReadParams(BaseModel):
-    path: str = Field(description="Path of the file to read (relative to the working directory, or absolute)")
-    offset: int | None = Field(
-        default=None, ge=1, description="Line number to start reading from (1-based)"
-    )
-    limit: int | None = Field(default=None, ge=1, description="Maximum number of lines to read")
-
-
-READ_DESCRIPTION = (
-    "Read the contents of a file. Text files are returned as text; images (PNG, JPEG, GIF, "
-    f"WebP) are returned as image attachments. Text output is truncated to {DEFAULT_MAX_LINES} "
-    f"lines or {DEFAULT_MAX_BYTES // 1024}KB, whichever is hit first; the truncation notice "
-    "gives the offset to continue from. Use offset and limit to read a part of a large file."
-)
 
 
 # ---------------------------------------------------------------------------- shared checks
@@ -147,23 +135,18 @@ def create_read_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="read",
-        label="Read",
-        description=READ_DESCRIPTION,
-        parameters=ReadParams,
+        label=CARDS['read'].label,
+        description=CARDS['read'].description,
+        parameters=builtin_parameters("read"),
         execute=execute,
-        prompt_snippet="Read file contents (text files in pages, images as attachments)",
-        prompt_guidelines=[
-            "Use read to look at files instead of cat, head or sed in bash.",
-            "When read says its output was truncated, call read again with the offset it names "
-            "if you need the rest.",
-        ],
+        prompt_snippet=CARDS['read'].snippet,
+        prompt_guidelines=list(CARDS['read'].guidelines),
     )
 
 
 def _read_text(data: bytes, shown: str, abs_path: str, offset: int | None, limit: int | None) -> ToolResult:
     text, invalid = decode_text(data, shown)
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     text = text.replace("\r\n", "\n")
     details: dict[str, Any] = {"path": abs_path, "total_lines": 0, "truncation": None}
     if text == "":

@@ -33,11 +33,14 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import proctree
 from .proctree import TAGS_VAR, live_tree, signal_tree
+
+# What ``subprocess.Popen`` runs: a shell string, or a program and its arguments.
+Command = str | Sequence[str | os.PathLike[str]]
 
 # Ignores the terminal's signals, keeps the last state line, sweeps at EOF. Without Python (or
 # if the sweep fails) it still kills the registered groups and pids.
@@ -250,7 +253,7 @@ def supervise(pid: int | None = None, *, group: bool = True) -> Supervision:
     return unit
 
 
-def spawn_supervised(args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
+def spawn_supervised(args: Command, **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(args, **kwargs)`` in a session of its own, ended if Wolli dies.
 
     ``start_new_session`` defaults to True (then the whole group is supervised); ``env``
@@ -271,7 +274,7 @@ def spawn_supervised(args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
     return proc
 
 
-def run_supervised(args: Any, *, timeout: float | None = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+def run_supervised(args: Command, *, timeout: float | None = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run(args, ...)`` for a short helper program, ended if Wolli dies meanwhile.
 
     Takes ``capture_output``, ``input`` and the :func:`spawn_supervised` arguments. On

@@ -7,26 +7,19 @@ The write runs inside the file mutation queue so that it never interleaves with 
 from __future__ import annotations
 
 import os
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from ..agent.tool import OnUpdate, ToolDefinition, ToolResult
 from ..ai.abort import AbortSignal
 from ..ai.types import TextContent
+from .builtin_parameters import builtin_parameters
+from .cards import CARDS
 from .environment import Environment
 from .mutation_queue import with_file_mutation_queue
 from .read import check_abort, special_file_refusal
 
-
-class WriteParams(BaseModel):
-    path: str = Field(description="Path of the file to write (relative to the working directory, or absolute)")
-    content: str = Field(description="The complete content to write to the file")
-
-
-WRITE_DESCRIPTION = (
-    "Write content to a file. Creates the file if it does not exist and overwrites it if it "
-    "does; missing parent folders are created. Use it for new files or complete rewrites."
-)
+if TYPE_CHECKING:  # the models load with pydantic on the tool's first call (.params)
+    from .params import WriteParams
 
 
 def create_write_tool(env: Environment) -> ToolDefinition:
@@ -83,12 +76,10 @@ def create_write_tool(env: Environment) -> ToolDefinition:
 
     return ToolDefinition(
         name="write",
-        label="Write",
-        description=WRITE_DESCRIPTION,
-        parameters=WriteParams,
+        label=CARDS['write'].label,
+        description=CARDS['write'].description,
+        parameters=builtin_parameters("write"),
         execute=execute,
-        prompt_snippet="Create or overwrite files",
-        prompt_guidelines=[
-            "Use write only for new files or complete rewrites; change existing files with edit.",
-        ],
+        prompt_snippet=CARDS['write'].snippet,
+        prompt_guidelines=list(CARDS['write'].guidelines),
     )

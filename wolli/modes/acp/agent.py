@@ -15,7 +15,8 @@ import base64
 import logging
 import os
 import sys
-from typing import Any, cast
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlparse
 
 from ...__about__ import __version__
@@ -23,12 +24,19 @@ from ...runtime.live.options import SessionOptions
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import HostStartup, start_host
 from .environment import ClientOffers, FileLog, file_environment, shell_environment
-from .sdk import PROTOCOL_VERSION, AgentSideConnection, RequestError, schema
+from .sdk import PROTOCOL_VERSION, AgentSideConnection, Client, RequestError, schema
 from .session import AcpSession
 from .transport import StdioTransport
 from .ui import AcpUI
 
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.live.services import ToolOwner
+    from ...tools.environment import Environment
+
 log = logging.getLogger("wolli.acp")
+# The MCP servers a client may pass to session/new and session/load.
+McpServer = schema.HttpMcpServer | schema.SseMcpServer | schema.AcpMcpServer | schema.McpServerStdio
 
 
 class WolliAgent:
@@ -37,20 +45,27 @@ class WolliAgent:
         self.persist = persist  # --no-session: new sessions are not saved
         self.host = startup.host
         self.ui = ui
-        self.client: Any = None
+        self.client: Client | None = None  # the editor's side, once connected
         self.offers = ClientOffers()
         self.sessions: dict[str, AcpSession] = {}
         self._files: dict[str, FileLog] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.host.session_environments = self._environments
 
-    def on_connect(self, conn: Any) -> None:
+    def on_connect(self, conn: Client) -> None:
         self.client = conn
+
+    @property
+    def connection(self) -> Client:
+        if self.client is None:  # sessions are made by the client's requests, so never
+            raise RuntimeError("no ACP client is connected")
+        return self.client
 
     # ------------------------------------------------------------------ setup
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
-                         **kwargs: Any) -> Any:
+    async def initialize(self, protocol_version: int, client_capabilities: schema.ClientCapabilities | None = None,
+                         client_info: schema.Implementation | None = None,
+                         **kwargs: object) -> schema.InitializeResponse:
         caps = client_capabilities
         fs = getattr(caps, "fs", None)
         self.offers = ClientOffers(read=bool(getattr(fs, "read_text_file", False)),
@@ -68,14 +83,14 @@ class WolliAgent:
             auth_methods=[],
         )
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> Any:
+    async def authenticate(self, method_id: str, **kwargs: object) -> schema.AuthenticateResponse | None:
         raise RequestError.invalid_params({"message": "Wolli takes its API keys from its own configuration "
                                                       "(docs/providers.md); there is nothing to authenticate here"})
 
-    def _environments(self, env: Any, owner: Any) -> tuple[Any, Any]:
+    def _environments(self, env: Environment, owner: ToolOwner) -> tuple[Environment, Environment]:
         session_id = owner.session_manager.get_session_id()
         files = self._files.setdefault(session_id, FileLog())
-        file_env = file_environment(env, self.client, session_id, self.offers, files)
+        file_env = file_environment(env, self.connection, session_id, self.offers, files)
         if self.host.sandbox.active():  # commands stay confined here rather than in the editor
             return file_env, env
 
@@ -84,7 +99,7 @@ class WolliAgent:
             if session is not None:
                 session.on_terminal(command, terminal_id)
 
-        return file_env, shell_environment(env, self.client, session_id, self.offers, on_terminal)
+        return file_env, shell_environment(env, self.connection, session_id, self.offers, on_terminal)
 
     # ------------------------------------------------------------------ sessions
 
@@ -95,7 +110,8 @@ class WolliAgent:
             raise RequestError.invalid_params({"message": f"cwd {cwd} is not a folder"})
         return os.path.normpath(cwd)
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> Any:
+    async def new_session(self, cwd: str, mcp_servers: list[McpServer] | None = None,
+                          **kwargs: object) -> schema.NewSessionResponse:
         cwd = self._cwd(cwd)
         await self._connect_mcp(mcp_servers or [])
         options = SessionOptions(cwd=cwd, model=self.startup.model, thinking_level=self.startup.thinking_level,
@@ -106,8 +122,8 @@ class WolliAgent:
         return schema.NewSessionResponse(session_id=session.id, modes=session.modes(),
                                          config_options=session.config_options())
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
-                           **kwargs: Any) -> Any:
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None,
+                           **kwargs: object) -> schema.LoadSessionResponse:
         from ...session.manager import SessionLookupError
         from ...session.store import SessionFileError
 
@@ -127,15 +143,16 @@ class WolliAgent:
         self._later(self._announce(session))
         return schema.LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> Any:
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: object) -> schema.ListSessionsResponse:
         infos = self.host.list_sessions(cwd)
         return schema.ListSessionsResponse(sessions=[
             schema.SessionInfo(session_id=i.id, cwd=i.cwd, title=i.name or _first_line(i.first_message),
                                updated_at=i.modified.isoformat().replace("+00:00", "Z"))
             for i in infos[:500]])
 
-    def _adopt(self, live: Any) -> AcpSession:
-        session = AcpSession(self.host, live, self.client, self.ui, self._files.setdefault(live.session_id, FileLog()))
+    def _adopt(self, live: LiveSession) -> AcpSession:
+        session = AcpSession(self.host, live, self.connection, self.ui, self._files.setdefault(live.session_id, FileLog()))
         self.sessions[session.id] = session
         self.host.set_active(live)
         return session
@@ -144,7 +161,7 @@ class WolliAgent:
         """After the answer to new/load: the commands (the client knows the session by then)."""
         session.stream.update(session.commands_update())
 
-    def _later(self, work: Any) -> None:
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
         """Run ``work`` once the current request has been answered (the answer is written
         in the same step as the handler returns, before any other task runs)."""
         task = asyncio.get_running_loop().create_task(work)
@@ -157,7 +174,7 @@ class WolliAgent:
             raise RequestError.invalid_params({"message": f"no open session {session_id!r} (session/new or session/load first)"})
         return session
 
-    async def _connect_mcp(self, servers: list[Any]) -> None:
+    async def _connect_mcp(self, servers: list[McpServer]) -> None:
         """MCP servers the client passes are started for this process's sessions."""
         if not servers:
             return
@@ -184,22 +201,23 @@ class WolliAgent:
 
     # ------------------------------------------------------------------ turns and modes
 
-    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: object) -> schema.PromptResponse:
         session = self._session(session_id)
         text, images = prompt_content(prompt)
         stop = await session.prompt(text, images)
         return schema.PromptResponse(stop_reason=stop)
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+    async def cancel(self, session_id: str, **kwargs: object) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
             session.cancel()
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> Any:
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: object) -> schema.SetSessionModeResponse:
         await self._session(session_id).set_mode(mode_id)
         return schema.SetSessionModeResponse()
 
-    async def set_config_option(self, config_id: str, session_id: str, value: Any, **kwargs: Any) -> Any:
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: object) -> schema.SetSessionConfigOptionResponse:
         session = self._session(session_id)
         await session.set_option(config_id, value)
         return schema.SetSessionConfigOptionResponse(config_options=session.config_options())

@@ -18,10 +18,9 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...tools.environment import Environment, ExecOptions, ExecResult
-from .sdk import RequestError, schema
+from .sdk import Client, RequestError, schema
 
 log = logging.getLogger("wolli.acp")
 
@@ -67,7 +66,7 @@ class ClientOffers:
     terminal: bool = False
 
 
-def file_environment(base: Environment, client: Any, session_id: str, offers: ClientOffers,
+def file_environment(base: Environment, client: Client, session_id: str, offers: ClientOffers,
                      files: FileLog) -> Environment:
     """``base`` with reads and writes of text through the editor (when offered), logged."""
 
@@ -109,7 +108,7 @@ def file_environment(base: Environment, client: Any, session_id: str, offers: Cl
     return base.derive(read_file=read_file, write_file=write_file)
 
 
-def shell_environment(base: Environment, client: Any, session_id: str, offers: ClientOffers,
+def shell_environment(base: Environment, client: Client, session_id: str, offers: ClientOffers,
                       on_terminal: Callable[[str, str], None]) -> Environment:
     """``base`` with commands run in a client terminal (when offered). ``on_terminal(command,
     terminal_id)`` lets the session embed the terminal in the tool call that runs it."""
@@ -123,7 +122,7 @@ def shell_environment(base: Environment, client: Any, session_id: str, offers: C
     return base.derive(exec=exec)
 
 
-async def run_in_terminal(client: Any, session_id: str, base: Environment, command: str, cwd: str,
+async def run_in_terminal(client: Client, session_id: str, base: Environment, command: str, cwd: str,
                           options: ExecOptions, on_terminal: Callable[[str, str], None]) -> ExecResult:
     shell = base.shell_path or ("/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh")
     env = [schema.EnvVariable(name=k, value=v) for k, v in (options.env or {}).items()]

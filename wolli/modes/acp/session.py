@@ -13,10 +13,13 @@ from ..interactive.commands.definition import CommandContext
 from ..interactive.commands.registry import builtin_commands, command_entries, find_builtin, run_builtin
 from . import updates
 from .environment import FileLog
-from .sdk import RequestError, schema
+from .sdk import Client, ConfigOption, RequestError, schema
 from .ui import CURRENT, AcpFront, AcpUI
 
 if TYPE_CHECKING:
+    from ...agent.events import ToolExecutionEndEvent
+    from ...ai.types import AssistantMessage
+    from ...runtime.events import SessionEvent
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
 
@@ -39,7 +42,7 @@ StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "
 
 
 class AcpSession:
-    def __init__(self, host: AgentHost, live: LiveSession, client: Any, ui: AcpUI, files: FileLog) -> None:
+    def __init__(self, host: AgentHost, live: LiveSession, client: Client, ui: AcpUI, files: FileLog) -> None:
         self.host = host
         self.live = live
         self.client = client
@@ -61,37 +64,36 @@ class AcpSession:
     async def flush(self) -> None:
         await self.stream.drained()
 
-    def _on_event(self, event: Any) -> None:
-        kind = event.type
-        if kind == "message_update":
+    def _on_event(self, event: SessionEvent) -> None:
+        if event.type == "message_update":
             delta = event.assistant_message_event
             if delta.type == "text_delta":
                 self.stream.text("agent_message_chunk", delta.delta)
             elif delta.type == "thinking_delta":
                 self.stream.text("agent_thought_chunk", delta.delta)
-        elif kind == "tool_execution_start":
+        elif event.type == "tool_execution_start":
             self._running[event.tool_call_id] = (event.tool_name, event.args)
             self.stream.update(updates.tool_start(event.tool_call_id, event.tool_name, event.args, self.live.cwd))
-        elif kind == "tool_execution_update":
+        elif event.type == "tool_execution_update":
             if event.tool_call_id not in self._in_terminal:
                 text = updates.result_text(event.partial_result)
                 self.stream.update(updates.tool_progress(event.tool_call_id, text))
-        elif kind == "tool_execution_end":
+        elif event.type == "tool_execution_end":
             self._tool_end(event)
-        elif kind == "permission_mode_change":
+        elif event.type == "permission_mode_change":
             self.stream.update(schema.CurrentModeUpdate(session_update="current_mode_update",
                                                         current_mode_id=event.mode))
             self.stream.update(self.config_update())
-        elif kind in ("model_select", "thinking_level_select"):
+        elif event.type == "model_select" or event.type == "thinking_level_select":
             self.stream.update(self.config_update())
-        elif kind == "session_start" and event.reason == "reload":  # /reload: commands may have changed
+        elif event.type == "session_start" and event.reason == "reload":  # /reload: commands may have changed
             self.stream.update(self.commands_update())
-        elif kind == "notice":
+        elif event.type == "notice":
             self.say(event.message if event.level == "info" else f"{event.level.capitalize()}: {event.message}")
-        elif kind == "extension_error":
+        elif event.type == "extension_error":
             log.warning("extension %s failed in %s: %s", event.extension_path, event.event, event.error)
 
-    def _tool_end(self, event: Any) -> None:
+    def _tool_end(self, event: ToolExecutionEndEvent) -> None:
         name, args = self._running.pop(event.tool_call_id, (event.tool_name, {}))
         self._in_terminal.discard(event.tool_call_id)
         details = getattr(event.result, "details", None)
@@ -120,7 +122,7 @@ class AcpSession:
                 session_update="tool_call_update", tool_call_id=tool_call_id,
                 content=[schema.TerminalToolCallContent(type="terminal", terminal_id=terminal_id)]))
 
-    def proposed_diff(self, tool_name: str, args: dict[str, Any]) -> Any:
+    def proposed_diff(self, tool_name: str, args: dict[str, Any]) -> schema.FileEditToolCallContent | None:
         """The diff a write would make, shown in its permission question."""
         if tool_name != "write" or not isinstance(args.get("content"), str):
             return None
@@ -136,14 +138,14 @@ class AcpSession:
 
     # ------------------------------------------------------------------ modes and options
 
-    def modes(self) -> Any:
+    def modes(self) -> schema.SessionModeState:
         return schema.SessionModeState(
             current_mode_id=str(self.live.permissions.mode),
             available_modes=[schema.SessionMode(id=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
                              for m in PERMISSION_MODES])
 
-    def config_options(self) -> list[Any]:
-        options = [schema.SessionConfigOptionSelect(
+    def config_options(self) -> list[ConfigOption]:
+        options: list[ConfigOption] = [schema.SessionConfigOptionSelect(
             type="select", id="mode", name="Mode", category="mode", current_value=str(self.live.permissions.mode),
             options=[schema.SessionConfigSelectOption(value=m, name=MODE_NAMES[m][0], description=MODE_NAMES[m][1])
                      for m in PERMISSION_MODES])]
@@ -164,7 +166,7 @@ class AcpSession:
                 options=[schema.SessionConfigSelectOption(value=level, name=level) for level in THINKING_LEVELS]))
         return options
 
-    def config_update(self) -> Any:
+    def config_update(self) -> schema.ConfigOptionUpdate:
         return schema.ConfigOptionUpdate(session_update="config_option_update", config_options=self.config_options())
 
     async def set_mode(self, mode_id: str) -> None:
@@ -172,7 +174,7 @@ class AcpSession:
             raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}; one of {', '.join(PERMISSION_MODES)}"})
         await self.live.permissions.set_mode(mode_id, source="user")
 
-    async def set_option(self, option_id: str, value: Any) -> None:
+    async def set_option(self, option_id: str, value: str | bool) -> None:
         if option_id == "mode":
             await self.set_mode(str(value))
         elif option_id == "model":
@@ -191,7 +193,7 @@ class AcpSession:
 
     # ------------------------------------------------------------------ commands
 
-    def commands_update(self) -> Any:
+    def commands_update(self) -> schema.AvailableCommandsUpdate:
         allowed = {name for name in ACP_BUILTINS if name in builtin_commands()}
         entries = [e for e in command_entries(self.host, self.live)
                    if (e.source != "builtin" or e.name in allowed) and e.availability == "enabled"]
@@ -302,7 +304,7 @@ class AcpSession:
         self.stream.close()
 
 
-def _refused(message: Any) -> bool:
+def _refused(message: AssistantMessage) -> bool:
     """The provider declined to answer (Anthropic's ``refusal``, a content filter)."""
     return getattr(message, "error_kind", None) == "content_filter" or "(stop reason refusal)" in str(
         message.error_message or "")

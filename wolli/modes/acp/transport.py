@@ -22,12 +22,12 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
-def error_record(request_id: Any, code: int, message: str, details: str) -> dict[str, Any]:
+def error_record(request_id: object, code: int, message: str, details: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message,
                                                           "data": {"details": details}}}
 
 
-def check_message(value: Any) -> str | None:
+def check_message(value: object) -> str | None:
     """Why ``value`` is not a JSON-RPC request, notification or response (None: it is one)."""
     if not isinstance(value, dict):
         return "a message is a JSON object"

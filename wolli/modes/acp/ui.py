@@ -24,9 +24,10 @@ import asyncio
 import contextvars
 import sys
 import uuid
-from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
+from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI, option_label, option_value
 from ...permissions.prompt import (
     ALLOW_ALWAYS,
@@ -38,19 +39,25 @@ from ...permissions.prompt import (
 )
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.settings_form import SettingField
-from .sdk import schema
+from .sdk import Client, ToolCallContent, schema
 from .updates import text_content
 
+if TYPE_CHECKING:
+    from ...ai.types import Model
+    from ...runtime.live.live_session import LiveSession
+
+
+Choice = TypeVar("Choice")
 
 class AcpSession(Protocol):
     """What questions and notices need of the session they concern (``session.AcpSession``)."""
 
     id: str
-    client: Any
+    client: Client
 
     def say(self, text: str) -> None: ...
 
-    def proposed_diff(self, tool_name: str, args: dict[str, Any]) -> Any: ...
+    def proposed_diff(self, tool_name: str, args: dict[str, Any]) -> schema.FileEditToolCallContent | None: ...
 
     async def flush(self) -> None:
         """Until the updates queued so far reached the client (the tool call a question is about)."""
@@ -79,7 +86,8 @@ class AcpUI(NullUI):
         a timer): an editor shows an agent's messages inside turns only."""
         return CURRENT.get()
 
-    async def _ask(self, tool_call: Any, options: list[Any], signal: Any, timeout: float | None) -> str | None:
+    async def _ask(self, tool_call: schema.ToolCallUpdate, options: list[schema.PermissionOption],
+                   signal: AbortSignal | None, timeout: float | None) -> str | None:
         """The chosen option id, or None (cancelled, timed out, aborted, nobody there)."""
         running = asyncio.get_running_loop()
         if self.loop is not None and running is not self.loop:  # a tool's worker thread asks
@@ -88,7 +96,8 @@ class AcpUI(NullUI):
             return await asyncio.wrap_future(future)
         return await self._ask_on_loop(self.session(), tool_call, options, signal, timeout)
 
-    async def _ask_on_loop(self, session: AcpSession | None, tool_call: Any, options: list[Any], signal: Any,
+    async def _ask_on_loop(self, session: AcpSession | None, tool_call: schema.ToolCallUpdate,
+                           options: list[schema.PermissionOption], signal: AbortSignal | None,
                            timeout: float | None) -> str | None:
         if session is None or (signal is not None and getattr(signal, "aborted", False)):
             return None
@@ -111,10 +120,10 @@ class AcpUI(NullUI):
         outcome = answer.outcome
         return outcome.option_id if getattr(outcome, "outcome", None) == "selected" else None
 
-    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         call = request.tool_call
         session = self.session()
-        content = [text_content(f"{call.detail}\n\n({request.reason})")]
+        content: list[ToolCallContent] = [text_content(f"{call.detail}\n\n({request.reason})")]
         proposed = session.proposed_diff(call.tool_name, call.raw_input) if session is not None else None
         if proposed is not None:
             content.insert(0, proposed)
@@ -135,7 +144,8 @@ class AcpUI(NullUI):
             return PermissionAnswer(REJECT_WITH_MESSAGE, "reject_once")
         return PermissionAnswer.cancelled()
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: Any = None) -> Any:
+    async def select(self, title: str, options: Sequence[Choice], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> Choice | None:
         if not options:
             return None
         choices = [schema.PermissionOption(option_id=str(i), name=option_label(o), kind="allow_once")
@@ -144,10 +154,10 @@ class AcpUI(NullUI):
         chosen = await self._ask(_dialog_call(title), choices, signal, timeout)
         if chosen is None or not chosen.isdigit() or int(chosen) >= len(options):
             return None
-        return option_value(options[int(chosen)])
+        return cast(Choice, option_value(options[int(chosen)]))  # a dict option answers its value
 
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
-                      signal: Any = None) -> bool:
+                      signal: AbortSignal | None = None) -> bool:
         choices = [schema.PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
                    schema.PermissionOption(option_id="no", name="No", kind="reject_once")]
         return await self._ask(_dialog_call(title, message), choices, signal, timeout) == "yes"
@@ -162,13 +172,13 @@ class AcpUI(NullUI):
         session.say(f"{prefix}{text}")
 
 
-def _dialog_call(title: str, message: str = "") -> Any:
+def _dialog_call(title: str, message: str = "") -> schema.ToolCallUpdate:
     return schema.ToolCallUpdate(
         tool_call_id=f"question-{uuid.uuid4().hex[:12]}", title=title, kind="other", status="pending",
         content=[text_content(message)] if message else None)
 
 
-def _on_abort(signal: Any, asking: asyncio.Future[Any]) -> Callable[[], None]:
+def _on_abort(signal: AbortSignal | None, asking: asyncio.Future[Any]) -> Callable[[], None]:
     add = getattr(signal, "add_listener", None)
     if add is None:
         return lambda: None
@@ -210,7 +220,7 @@ class AcpFront:
     def settings_changed(self, changed: dict[str, Any]) -> None:
         pass
 
-    async def select(self, title: str, options: list[str]) -> str | None:
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
         chosen = await self._ui.select(title, options)
         return chosen if isinstance(chosen, str) else None
 
@@ -220,7 +230,7 @@ class AcpFront:
     async def confirm(self, title: str, message: str) -> bool:
         return await self._ui.confirm(title, message)
 
-    async def pick_model(self, models: list[Any], current: Any, search: str) -> Any | None:
+    async def pick_model(self, models: list[Model], current: Model | None, search: str) -> Model | None:
         words = search.lower().split()
         found = [m for m in models if all(w in f"{m.provider}/{m.id}".lower() for w in words)]
         if len(found) == 1:
@@ -233,7 +243,7 @@ class AcpFront:
     async def pick_session(self, source: SessionSource) -> str | None:
         return None
 
-    async def pick_tree_entry(self, session: Any) -> TreeChoice | None:
+    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
         return None
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:

@@ -23,11 +23,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...permissions.prompt import describe_call
-from .sdk import schema
+from .sdk import SessionUpdate, ToolCallContent, schema
 
 log = logging.getLogger("wolli.acp")
 
-Send = Callable[[Any], Awaitable[None]]
+Send = Callable[[SessionUpdate], Awaitable[None]]
 _TEXT_KINDS = ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
 _CHUNK_TYPES = {
     "agent_message_chunk": schema.AgentMessageChunk,
@@ -41,7 +41,7 @@ class UpdateStream:
 
     def __init__(self, send: Send) -> None:
         self._send = send
-        self._items: deque[Any] = deque()  # [kind, [pieces]] of text, or an update model
+        self._items: deque[list[Any] | SessionUpdate] = deque()  # [kind, [pieces]] of text, or an update model
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -58,7 +58,7 @@ class UpdateStream:
             self._items.append([kind, [text]])
         self._kick()
 
-    def update(self, update: Any) -> None:
+    def update(self, update: SessionUpdate) -> None:
         if not self.closed:
             self._items.append(update)
             self._kick()
@@ -104,7 +104,8 @@ class UpdateStream:
 # ---------------------------------------------------------------------- tool calls
 
 
-def tool_start(tool_call_id: str, name: str, args: Any, cwd: str, diff: Any = None) -> Any:
+def tool_start(tool_call_id: str, name: str, args: object, cwd: str,
+               diff: schema.FileEditToolCallContent | None = None) -> schema.ToolCallStart:
     described = describe_call(tool_call_id, name, args if isinstance(args, dict) else {}, cwd)
     return schema.ToolCallStart(
         session_update="tool_call", tool_call_id=tool_call_id, title=described.title, kind=described.kind,
@@ -113,15 +114,15 @@ def tool_start(tool_call_id: str, name: str, args: Any, cwd: str, diff: Any = No
     )
 
 
-def tool_progress(tool_call_id: str, text: str) -> Any:
+def tool_progress(tool_call_id: str, text: str) -> schema.ToolCallProgress:
     return schema.ToolCallProgress(session_update="tool_call_update", tool_call_id=tool_call_id, status="in_progress",
                                    content=[text_content(text)] if text else None)
 
 
-def tool_end(tool_call_id: str, result: Any, is_error: bool, diff: Any = None, line: int | None = None,
-             path: str | None = None) -> Any:
+def tool_end(tool_call_id: str, result: object, is_error: bool, diff: schema.FileEditToolCallContent | None = None,
+             line: int | None = None, path: str | None = None) -> schema.ToolCallProgress:
     text = result_text(result)
-    content: list[Any] = []
+    content: list[ToolCallContent] = []
     if diff is not None and not is_error:
         content.append(diff)
     if text:
@@ -136,15 +137,15 @@ def tool_end(tool_call_id: str, result: Any, is_error: bool, diff: Any = None, l
                                    raw_output=raw, locations=locations)
 
 
-def diff_content(path: str, old_text: str | None, new_text: str) -> Any:
+def diff_content(path: str, old_text: str | None, new_text: str) -> schema.FileEditToolCallContent:
     return schema.FileEditToolCallContent(type="diff", path=path, old_text=old_text, new_text=new_text)
 
 
-def text_content(text: str) -> Any:
+def text_content(text: str) -> schema.ContentToolCallContent:
     return schema.ContentToolCallContent(type="content", content=schema.TextContentBlock(type="text", text=text))
 
 
-def result_text(result: Any) -> str:
+def result_text(result: object) -> str:
     if result is None:
         return ""
     content = getattr(result, "content", None)
@@ -153,7 +154,7 @@ def result_text(result: Any) -> str:
     return str(content or "")
 
 
-def _locations(paths: tuple[str, ...], args: Any) -> list[Any] | None:
+def _locations(paths: tuple[str, ...], args: object) -> list[schema.ToolCallLocation] | None:
     if not paths:
         return None
     line = None
@@ -167,9 +168,9 @@ def _locations(paths: tuple[str, ...], args: Any) -> list[Any] | None:
 _STEP = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+(.*\S)")
 
 
-def plan_from_tool(name: str, args: Any, result: Any) -> Any | None:
+def plan_from_tool(name: str, args: object, result: object) -> schema.AgentPlanUpdate | None:
     """A ``plan`` update from a tool that published one, or None."""
-    entries: list[Any] = []
+    entries: list[schema.PlanEntry] = []
     details = getattr(result, "details", None)
     if name == "todo" and isinstance(details, dict) and isinstance(details.get("items"), list):
         for item in details["items"]:

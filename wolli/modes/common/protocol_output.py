@@ -22,7 +22,7 @@ from .framing import encode_record
 class RecordSink(Protocol):
     """Where a client's records go: stdout, a socket, every client of a session."""
 
-    def send(self, record: Any) -> None: ...
+    def send(self, record: dict[str, Any]) -> None: ...
 
 
 class ProtocolOutput:

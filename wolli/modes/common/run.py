@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TextIO
 
 from ...base.text_safety import terminal_safe
 from ...runtime.startup.start import StartupError
 
 
-def say(text: str, stream: Any = None) -> None:
+def say(text: str, stream: TextIO | None = None) -> None:
     """One ``wolli: ...`` line on stderr. On a terminal the text is made terminal-safe first:
     it may quote a server, a file name or a model, whose escape sequences must not act."""
     out = stream or sys.stderr
@@ -25,7 +26,7 @@ def say(text: str, stream: Any = None) -> None:
         pass
 
 
-def run_sync(main: Any) -> int:
+def run_sync(main: Coroutine[Any, Any, int]) -> int:
     """Run a headless coroutine: clear errors for startup problems, 130 on Ctrl+C."""
     import gc
 

@@ -17,7 +17,10 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 # Clean shutdown gets this long after a signal; with the start-up of the timer and the exit
 # itself the process is gone well within 5 seconds.
@@ -56,7 +59,7 @@ class SignalRoute:
 
     NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
 
-    def __init__(self, loop: Any, handle: Callable[[int], None], *, quit_on: Collection[str] = NAMES) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, handle: Callable[[int], None], *, quit_on: Collection[str] = NAMES) -> None:
         self.loop = loop
         self.handle = handle
         self.quit_on = {number for name in quit_on if (number := getattr(signal, name, None)) is not None}
@@ -88,7 +91,7 @@ class SignalRoute:
             self.exit_armed = True
             exit_later(128 + number, grace)
 
-    def _on_signal(self, number: int, frame: Any) -> None:
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
         if number in self.quit_on or self._waiting:
             self.arm_exit(number)
         self._waiting += 1
@@ -113,7 +116,7 @@ class Interrupt:
     :data:`~..common.signals.EXIT_GRACE_S` (:class:`~..common.signals.SignalRoute`).
     """
 
-    def __init__(self, abort: Any) -> None:
+    def __init__(self, abort: Callable[[], object]) -> None:
         self.abort = abort
         self.signal_number: int | None = None
         self._route: SignalRoute | None = None

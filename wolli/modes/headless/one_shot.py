@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Protocol
+
+
+class OneShotArgs(Protocol):
+    """The parsed command line (``cli.main``'s arguments) as these commands read it."""
+
+    @property
+    def agent(self) -> str | None: ...
+    @property
+    def list_models(self) -> str | bool | None: ...
+    @property
+    def export(self) -> list[str] | None: ...
+    @property
+    def extensions(self) -> list[str]: ...
 
 
 def _fmt_tokens(n: int) -> str:
@@ -14,7 +27,7 @@ def _fmt_tokens(n: int) -> str:
     return str(n)
 
 
-def list_models(args: Any) -> int:
+def list_models(args: OneShotArgs) -> int:
     from ...ai.models import ModelRegistry
 
     registry = ModelRegistry()
@@ -45,13 +58,16 @@ def list_models(args: Any) -> int:
     return 0
 
 
-def export_session(args: Any) -> int:
+def export_session(args: OneShotArgs) -> int:
     from pathlib import Path
 
     from ...session.export_html import export_session_html
 
-    source = args.export[0]
-    target = args.export[1] if len(args.export) > 1 else None
+    export = args.export
+    if not export:  # the CLI calls this for --export only, which takes a session
+        raise ValueError("--export needs a session file")
+    source = export[0]
+    target = export[1] if len(export) > 1 else None
     path = Path(source).expanduser()
     if not path.exists() and (source.endswith(".jsonl") or os.sep in source):
         print(f"wolli: no such session file: {source}", file=sys.stderr)
@@ -76,7 +92,7 @@ def export_session(args: Any) -> int:
     return 0
 
 
-def explain_resume(args: Any) -> int:
+def explain_resume(args: OneShotArgs) -> int:
     """``-r`` opens a session picker in the TUI; anywhere else say how to pick one."""
     from ...runtime.host.agent_host import AgentHost
 
@@ -101,7 +117,7 @@ def explain_resume(args: Any) -> int:
     return 2
 
 
-def extension_options_help(args: Any) -> str:
+def extension_options_help(args: OneShotArgs) -> str:
     """``wolli --help``'s part about the options extensions registered, by extension (the
     extensions are loaded for it, as a run would load them); "" when there are none."""
     from ...config.paths import agent_home

@@ -9,7 +9,7 @@ with exit code 1.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TextIO
 
 from ...base.text_safety import terminal_safe
 from ...runtime.startup.start import StartupRequest
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class StderrReporter:
     """Print mode's observer: the events a person should see while waiting for the answer."""
 
-    def __init__(self, out: Any = None) -> None:
+    def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stderr
         self.attempts = 0
         # The error already said with the give-up line, so the run's end does not repeat it.

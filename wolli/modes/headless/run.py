@@ -8,7 +8,8 @@ abort (the partial answer is saved, a tool's process tree is killed) rather than
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...ai.types import AssistantMessage
 from ...runtime.startup.request import PROMPT_INPUT_LIMIT
@@ -18,6 +19,7 @@ from ..common.signals import Interrupt
 
 if TYPE_CHECKING:
     from ...runtime.events import SessionEvent
+    from ...runtime.live.live_session import LiveSession, Observer
     pass
 
 # The status a shell reports for a process ended by SIGPIPE.
@@ -29,7 +31,8 @@ class HeadlessRun:
     ``stopped()`` tells the loop to send no further prompt (a closed json reader)."""
 
     def __init__(
-        self, request: StartupRequest, observers: list[Any], stopped: Any = None, before_start: Any = None
+        self, request: StartupRequest, observers: list[Observer], stopped: Callable[[], bool] | None = None,
+        before_start: Callable[[LiveSession], object] | None = None,
     ) -> None:
         self.request = request
         self.observers = observers

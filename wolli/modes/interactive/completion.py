@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from ...tools.supervisor import run_supervised
 from .fuzzy import MAX_ITEMS, rank
@@ -138,6 +138,23 @@ _AT_TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
 _WORD = re.compile(r"(?:^|\s)([^\s]*)$")
 
 
+class CompletionProvider(Protocol):
+    """An autocomplete provider: the built-in one, an extension's (``ctx.ui.add_autocomplete_provider``,
+    each wrapping the one below), or a dict of such functions."""
+
+    def get_suggestions(self, lines: list[str], cursor_line: int, cursor_col: int,
+                        options: dict[str, Any]) -> object:
+        """``{"prefix", "items"}`` or None, or an awaitable of it (an extension's may be async)."""
+
+    def apply_completion(self, lines: list[str], cursor_line: int, cursor_col: int, item: dict[str, Any],
+                         prefix: str) -> dict[str, Any]:
+        """``{"lines", "cursor_line", "cursor_col"}`` once ``item`` replaced ``prefix``."""
+
+
+# (the provider on top, every trigger character of the stack)
+ProviderStack = tuple[CompletionProvider, set[str]]
+
+
 class BuiltinCompletion:
     """``/`` commands (name, then the command's argument completions), ``@`` files, and
     paths on Tab (``options["force"]``)."""
@@ -206,24 +223,28 @@ def _as_item(item: object) -> dict[str, Any]:
 class _DictProvider:
     """A provider given as a dict of functions: attribute access like an object."""
 
-    def __init__(self, spec: dict[str, Any], below: Any) -> None:
+    def __init__(self, spec: dict[str, Any], below: CompletionProvider) -> None:
         self._spec = spec
         self._below = below
         self.trigger_characters = tuple(spec.get("trigger_characters", ()))
 
-    def get_suggestions(self, *args: Any) -> Any:
+    def get_suggestions(self, lines: list[str], cursor_line: int, cursor_col: int,
+                        options: dict[str, Any]) -> object:
         fn = self._spec.get("get_suggestions")
+        args = (lines, cursor_line, cursor_col, options)
         return fn(*args) if fn else self._below.get_suggestions(*args)
 
-    def apply_completion(self, *args: Any) -> Any:
+    def apply_completion(self, lines: list[str], cursor_line: int, cursor_col: int, item: dict[str, Any],
+                         prefix: str) -> dict[str, Any]:
         fn = self._spec.get("apply_completion")
+        args = (lines, cursor_line, cursor_col, item, prefix)
         return fn(*args) if fn else self._below.apply_completion(*args)
 
 
-def stack(builtin: Any, factories: list[Callable[[Any], Any]], report: Callable[[str], None]) -> tuple[Any, set[str]]:
+def stack(builtin: BuiltinCompletion, factories: list[Callable[[Any], Any]], report: Callable[[str], None]) -> ProviderStack:
     """The provider on top after each factory wrapped the one below (a failing one is
     skipped), and every trigger character of the stack."""
-    current = builtin
+    current: CompletionProvider = builtin
     triggers = set(builtin.trigger_characters)
     for factory in factories:
         try:
@@ -242,7 +263,7 @@ async def _maybe_await(value: object) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def suggestions(provider: Any, lines: list[str], cursor_line: int, cursor_col: int,
+async def suggestions(provider: CompletionProvider, lines: list[str], cursor_line: int, cursor_col: int,
                       options: dict[str, Any] | None = None) -> dict[str, Any] | None:
     found = await _maybe_await(provider.get_suggestions(lines, cursor_line, cursor_col, options or {}))
     if not found or not found.get("items"):

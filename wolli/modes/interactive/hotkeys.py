@@ -8,9 +8,15 @@ in a terminal without the kitty keyboard protocol, when the terminal cannot send
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config.keys import KeySpecError, event_key, legacy_problem, parse_key
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ...extensions.host import ContextView
+    from ...extensions.registry import Shortcut
 
 # What each key id does, for /hotkeys (ids as in keybindings.json; docs/tui.md lists them too).
 KEY_HELP: dict[str, str] = {
@@ -123,7 +129,7 @@ def hotkeys_report(shortcuts: dict[str, Any] | None = None) -> str:
     return "\n".join(lines)
 
 
-async def run_shortcut(shortcut: Any, ctx: Any, agent_home: Any) -> str | None:
+async def run_shortcut(shortcut: Shortcut, ctx: ContextView, agent_home: Path | None) -> str | None:
     """Run an extension shortcut; when it raises, the traceback goes to the extension log and
     the one line to show is returned (None when it worked)."""
     from ...extensions.errors import failure_line, log_failure

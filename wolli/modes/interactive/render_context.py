@@ -22,7 +22,7 @@ def _nothing() -> None:
 @dataclass
 class ToolRenderContext:
     tool_call_id: str
-    args: Any
+    args: object  # the call's arguments as the model sent them (a dict, or None before they are complete)
     cwd: str | None = None
     expanded: bool = False
     is_partial: bool = False
@@ -35,13 +35,13 @@ class ToolRenderContext:
     last_component: object = None
     invalidate: Callable[[], None] = _nothing
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         try:
             return getattr(self, key)
         except AttributeError:
             raise KeyError(key) from None
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         return getattr(self, key, default)
 
     def keys(self) -> list[str]:

@@ -6,15 +6,18 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.safe_files import open_regular
 from .fuzzy import fuzzy_score
 
+if TYPE_CHECKING:
+    from ...session.listing import SessionInfo
+
 CONTENT_SCAN_LIMIT = 200  # sessions found by content at most
 
 
-def session_title(info: Any) -> str:
+def session_title(info: SessionInfo) -> str:
     return info.name or (info.first_message or "").replace("\n", " ").strip() or "(no messages)"
 
 

@@ -9,7 +9,10 @@ global one for this agent (docs/settings.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...config.settings import Settings
 
 THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -45,7 +48,7 @@ def setting_fields(theme_names: list[str]) -> list[SettingField]:
     ]
 
 
-def read_values(settings: Any, fields: list[SettingField]) -> dict[str, Any]:
+def read_values(settings: Settings, fields: list[SettingField]) -> dict[str, Any]:
     return {f.key: settings.get(f.key) for f in fields}
 
 

@@ -7,11 +7,14 @@ otherwise flood the screen and the CPU).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...base.text_safety import terminal_safe
 from ...config.themes import ThemeSpec
 from .tool_text import call_header
+
+if TYPE_CHECKING:
+    from ...runtime.events import SubagentEndEvent, SubagentStartEvent
 
 _MAX = 160
 
@@ -21,12 +24,12 @@ def _clip(text: str, limit: int = _MAX) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def start_line(event: Any) -> str:
+def start_line(event: SubagentStartEvent) -> str:
     model = f" on {event.model}" if getattr(event, "model", None) else ""
     return _clip(f"{event.name} started: {event.description}{model}")
 
 
-def end_line(event: Any) -> str:
+def end_line(event: SubagentEndEvent) -> str:
     tokens = event.input_tokens + event.output_tokens
     figures = f"{event.duration_ms / 1000:.1f}s, {tokens:,} tokens"
     if event.status == "done":

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ...session.entries import SessionEntry
+    from ...session.manager import SessionTreeNode
 
 FILTERS = ("default", "no-tools", "user", "labeled", "all")
 FILTER_HELP = {
@@ -119,20 +120,20 @@ def shown(entry: SessionEntry, kind: str, label: str | None, mode: str) -> bool:
     return not (mode == "no-tools" and kind == "tool")
 
 
-def tree_rows(roots: list[Any], leaf_id: str | None, path_ids: set[str], *, mode: str = "default",
+def tree_rows(roots: list[SessionTreeNode], leaf_id: str | None, path_ids: set[str], *, mode: str = "default",
               folded: set[str] | frozenset[str] = frozenset(), search: str = "") -> list[TreeRow]:
     """Rows for ``roots`` (SessionTreeNode: entry, children, label) in display order."""
     described: dict[int, tuple[str, str]] = {}
 
-    def info(node: Any) -> tuple[str, str]:
+    def info(node: SessionTreeNode) -> tuple[str, str]:
         key = id(node)
         if key not in described:
             described[key] = describe(node.entry)
         return described[key]
 
-    def display_children(node: Any) -> list[Any]:
+    def display_children(node: SessionTreeNode | _Root) -> list[SessionTreeNode]:
         """The nearest shown descendants, hidden entries skipped (iteratively)."""
-        out: list[Any] = []
+        out: list[SessionTreeNode] = []
         pending = list(reversed(node.children))
         while pending:
             child = pending.pop()
@@ -175,5 +176,5 @@ def _connector(index: int, count: int) -> str:
 class _Root:
     """A stand-in parent for the tree's roots."""
 
-    def __init__(self, children: list[Any]) -> None:
+    def __init__(self, children: list[SessionTreeNode]) -> None:
         self.children = children

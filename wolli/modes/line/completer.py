@@ -39,7 +39,7 @@ class StackCompleter(Completer):
     """``provider()`` gives the top of the provider stack and its trigger characters;
     ``report`` shows a provider's failure (typing goes on)."""
 
-    def __init__(self, provider: Callable[[], tuple[Any, set[str]]], report: Callable[[str], None]) -> None:
+    def __init__(self, provider: Callable[[], sources.ProviderStack], report: Callable[[str], None]) -> None:
         self.provider = provider
         self.report = report
 
@@ -81,7 +81,7 @@ def applies(before: str, row: int, triggers: set[str]) -> bool:
     return bool(token) and any(t in token for t in triggers if t != "/")
 
 
-def inserted_text(provider: Any, lines: list[str], row: int, col: int, item: dict[str, Any], prefix: str) -> str:
+def inserted_text(provider: sources.CompletionProvider, lines: list[str], row: int, col: int, item: dict[str, Any], prefix: str) -> str:
     """What replaces ``prefix`` when ``item`` is taken: the provider's own edit when it only
     changes the prefix (a space after a command, a folder's slash), else the item's value."""
     result = provider.apply_completion(lines, row, col, item, prefix)

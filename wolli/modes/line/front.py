@@ -5,14 +5,38 @@ blocks of text. Session pickers cannot rename or delete here (the TUI's picker c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.fuzzy import fuzzy_score
 from ..interactive.settings_form import SettingField, parse_value
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
+    from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
+    from .output import LineOutput
+    from .prompts import Prompter
+
+R = TypeVar("R")
+
+
+class LineClient(Protocol):
+    """The line-mode client (:class:`~.repl.LineRepl`) as its commands see it."""
+
+    quit_requested: bool
+
+    @property
+    def output(self) -> LineOutput: ...
+    @property
+    def prompter(self) -> Prompter: ...
+    @property
+    def host(self) -> AgentHost | None: ...
+    @property
+    def session(self) -> LiveSession | None: ...
+    def apply_theme(self, name: str) -> None: ...
+    async def while_working(self, work: Awaitable[R]) -> R: ...
 
 
 def _age(modified: object) -> str:
@@ -26,15 +50,15 @@ class LineFront:
     mode = "plain"
     shows_model_changes = True  # every model_select event is printed (output.py)
 
-    def __init__(self, repl: Any) -> None:
+    def __init__(self, repl: LineClient) -> None:
         self.repl = repl
 
     @property
-    def output(self) -> Any:
+    def output(self) -> LineOutput:
         return self.repl.output
 
     @property
-    def prompter(self) -> Any:
+    def prompter(self) -> Prompter:
         return self.repl.prompter
 
     def notify(self, text: str, level: str = "info") -> None:
@@ -87,7 +111,7 @@ class LineFront:
 
     # ------------------------------------------------------------------ pickers
 
-    async def pick_model(self, models: list[Any], current: object, search: str) -> Any | None:
+    async def pick_model(self, models: list[Model], current: Model | None, search: str) -> Model | None:
         keys = [f"{m.provider}/{m.id}" for m in models]
         order = sorted(range(len(models)), key=lambda i: keys[i])
         if search:
@@ -144,7 +168,7 @@ class LineFront:
             if chosen is None:
                 return changes or None
             field = fields[chosen]
-            raw: Any
+            raw: object
             if field.kind == "choice":
                 pick = await self.prompter.choose(field.label, list(field.choices))
                 raw = None if pick is None else field.choices[pick]

@@ -27,8 +27,9 @@ from .streaming import StreamedBlock
 from .terminal import Terminal
 
 if TYPE_CHECKING:
-    from ...agent.messages import AgentMessage
-    from ...runtime.events import SessionEvent
+    from ...agent.messages import AgentMessage, BashExecutionMessage, CustomMessage
+    from ...ai.types import AssistantMessage
+    from ...runtime.events import SessionEvent, SubagentEndEvent, SubagentEvent, SubagentStartEvent
     from ...runtime.live.live_session import LiveSession
 
 MARKERS = {  # colour terminal, plain output
@@ -150,7 +151,7 @@ class LineOutput:
             case _:
                 pass
 
-    def _subagent(self, event: Any) -> None:
+    def _subagent(self, event: SubagentStartEvent | SubagentEndEvent | SubagentEvent) -> None:
         """One line per step of a child (docs/subagents.md): never its tokens."""
         from ..interactive import subagent_lines
 
@@ -266,7 +267,7 @@ class LineOutput:
         elif message.stop_reason == "aborted":
             self.notice("Stopped.", "warning")
 
-    def _diverged(self, message: Any) -> bool:
+    def _diverged(self, message: AssistantMessage) -> bool:
         """Whether a block printed so far is not the start of the same block of ``message``."""
         for index, shown in self._streamed.items():
             block = message.content[index] if index < len(message.content) else None
@@ -385,7 +386,7 @@ class LineOutput:
             return self.terminal.rich(value)
         return None  # a Textual widget: the full-screen app's only
 
-    def _custom_message(self, message: Any) -> str | None:
+    def _custom_message(self, message: CustomMessage) -> str | None:
         host = getattr(self.session, "services", None)
         registry = getattr(getattr(host, "extensions", None), "registry", None)
         renderer = registry.renderers.get(message.custom_type) if registry is not None else None
@@ -397,7 +398,7 @@ class LineOutput:
             self.notice(f"renderer for {message.custom_type!r} failed: {type(exc).__name__}: {exc}", "error")
             return None
 
-    def bash(self, message: Any) -> None:
+    def bash(self, message: BashExecutionMessage) -> None:
         """``!cmd``: the command, its output's last lines, its exit code."""
         header = self.fg("bashMode", "$ ") + terminal_safe(message.command)
         if message.exclude_from_context:

@@ -15,13 +15,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import IO, Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import Completer
 from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.history import History
+from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.key_binding.key_processor import KeyPressEvent
+from prompt_toolkit.output import Output
 
 from ...ai.abort import AbortSignal
 from ...base.daemon_threads import run_blocking
@@ -81,8 +85,8 @@ def main_key_bindings(actions: dict[str, Callable[[], Coroutine[Any, Any, None]]
 
 
 class Prompter:
-    def __init__(self, terminal: Terminal, *, input: Any = None, output: Any = None, history: Any = None,
-                 completer: Any = None, lines: IO[str] | None = None,
+    def __init__(self, terminal: Terminal, *, input: Input | None = None, output: Output | None = None,
+                 history: History | None = None, completer: Completer | None = None, lines: IO[str] | None = None,
                  actions: dict[str, Callable[[], Coroutine[Any, Any, None]]] | None = None) -> None:
         self.terminal = terminal
         self.actions = actions or {}
@@ -97,7 +101,7 @@ class Prompter:
         self._main: PromptSession[str] | None = None
         self._main_running = False
         self._main_task: asyncio.Future[str | type[BaseException]] | None = None
-        self._main_stop: Any = None  # why the main prompt was cancelled: _TakenOff or EOFError
+        self._main_stop: type[BaseException] | None = None  # why the main prompt was cancelled: _TakenOff or EOFError
         self.lines_read = 0  # prompts answered at the main prompt
         self.asking: str | None = None  # the title of the open dialog
         self._main_done = asyncio.Event()
@@ -232,7 +236,7 @@ class Prompter:
             self.prefill += text
 
     @contextlib.asynccontextmanager
-    async def dialog(self) -> Any:
+    async def dialog(self) -> AsyncIterator[None]:
         """Room on the screen for one dialog: the main prompt steps aside if it is open."""
         async with self._dialog_lock:
             if self._main is not None and self._main_running:
@@ -244,7 +248,7 @@ class Prompter:
     # ------------------------------------------------------------------ dialogs
 
     async def _ask(self, session: PromptSession[Any], message: Callable[[], str], *, default: str = "",
-                   timeout: float | None, signal: AbortSignal | None, cancel: object, title: str) -> Any:
+                   timeout: float | None, signal: AbortSignal | None, cancel: object, title: str) -> object:
         """Run one question until it is answered, times out, or ``signal`` aborts it."""
         if signal is not None and getattr(signal, "aborted", False):
             return cancel
@@ -254,7 +258,7 @@ class Prompter:
         loop = asyncio.get_running_loop()
         stopped = False
 
-        async def ask() -> Any:
+        async def ask() -> object:
             try:
                 with self._above():
                     return await session.prompt_async(lambda: ANSI(message()), default=default,
@@ -287,7 +291,7 @@ class Prompter:
                 unsubscribe()
             self.terminal.moved_to_new_line()
 
-    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: object) -> Any:
+    async def _piped_answer(self, session: PromptSession[Any], question: str, default: str, cancel: object) -> object:
         """A dialog answered by the next line of a piped stdin (an empty line or its end cancels)."""
         try:
             answer = await self._read_line(question)
@@ -364,8 +368,9 @@ class Prompter:
                 hint = f"[{placeholder}] " if placeholder else ""
                 question = self._question(title, hint, timeout)
             session = self._session(key_bindings=keys, multiline=multiline, is_password=secret)
-            return await self._ask(session, question, default=default, timeout=timeout, signal=signal, cancel=None,
-                                   title=title)
+            answer = await self._ask(session, question, default=default, timeout=timeout, signal=signal, cancel=None,
+                                     title=title)
+            return answer if isinstance(answer, str) else None
 
     async def choose(self, title: str, labels: list[str], *, timeout: float | None = None, signal: AbortSignal | None = None,
                      current: int | None = None, narrow: Callable[[str, list[int]], list[int]] | None = None,

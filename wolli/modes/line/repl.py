@@ -13,8 +13,8 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from ...runtime.startup.request import StartupError, StartupRequest
 from ..interactive import completion as sources
@@ -26,17 +26,24 @@ from .terminal import Terminal
 from .ui import LineUI
 
 if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.output import Output
+
+    from ...extensions.registry import Shortcut
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
     from ...runtime.startup.start import Startup
+
+R = TypeVar("R")
 
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C on an empty prompt within this quits
 ESC_FLUSH_S = 0.05  # a lone Esc is told from the start of a key sequence after this
 
 
 class LineRepl:
-    def __init__(self, request: StartupRequest, *, stream: IO[str] | None = None, input: Any = None,
-                 output: Any = None, colour: bool | None = None, width: int | None = None,
+    def __init__(self, request: StartupRequest, *, stream: IO[str] | None = None, input: Input | None = None,
+                 output: Output | None = None, colour: bool | None = None, width: int | None = None,
                  resume: bool = False) -> None:
         from ...config.paths import agent_home, wolli_home
         from ...config.settings import Settings
@@ -78,8 +85,8 @@ class LineRepl:
         self._running: asyncio.Task[Any] | None = None
         self._last_ctrl_c = 0.0
         self._files: sources.ProjectFiles | None = None
-        self._stacked: tuple[Any, tuple[Any, set[str]]] | None = None
-        self._observed: Any = None
+        self._stacked: tuple[object, sources.ProviderStack] | None = None
+        self._observed: Callable[[], None] | None = None
         # (what the bindings were built from, the bindings) for extension shortcuts
         self._shortcut_keys: tuple[tuple[tuple[str, int], ...], Any] | None = None
         self._reported_keys: set[str] = set()
@@ -169,7 +176,7 @@ class LineRepl:
         if model is None:
             self.output.notice(host.no_model_help(), "warning")
 
-    def _on_active(self, new: Any, old: Any) -> None:
+    def _on_active(self, new: LiveSession | None, old: LiveSession | None) -> None:
         """Another session became active (new, resume, fork): print its events."""
         if self._observed is not None:
             self._observed()
@@ -220,7 +227,7 @@ class LineRepl:
         finally:
             self.output.typed = 0
 
-    async def while_working(self, work: Awaitable[Any]) -> object:
+    async def while_working(self, work: Awaitable[R]) -> R:
         """Await ``work`` with Esc and Ctrl+C stopping the agent."""
         task = asyncio.ensure_future(work)
         self._running = task
@@ -361,7 +368,7 @@ class LineRepl:
 
     # ------------------------------------------------------------------ extension shortcuts
 
-    def _extension_keys(self) -> Any:
+    def _extension_keys(self) -> KeyBindings | None:
         """The prompt's bindings for extension shortcuts, built again when they change (a
         reload); each shortcut that cannot fire here is reported once."""
         host = self.host
@@ -381,7 +388,7 @@ class LineRepl:
                     self.output.notice(problem, "warning")
         return self._shortcut_keys[1]
 
-    async def _run_shortcut(self, shortcut: object) -> None:
+    async def _run_shortcut(self, shortcut: Shortcut) -> None:
         from ..interactive.hotkeys import run_shortcut
 
         session = self.session
@@ -393,7 +400,7 @@ class LineRepl:
 
     # ------------------------------------------------------------------ completion
 
-    def _completion_stack(self) -> tuple[Any, set[str]]:
+    def _completion_stack(self) -> sources.ProviderStack:
         """The TUI's provider stack: built-in sources under the extensions' providers; built
         once per folder and set of providers (a factory may preload data)."""
         session = self.session

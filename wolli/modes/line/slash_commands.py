@@ -10,7 +10,7 @@ from typing import Any
 from ..interactive.commands.definition import CommandContext
 from ..interactive.commands.registry import argument_completions, command_entries, run_builtin, split
 from ..interactive.completion import command_items
-from .front import LineFront
+from .front import LineClient, LineFront
 
 KEYS = [
     ("Enter", "send (takes the highlighted completion when the menu is open)"),
@@ -26,7 +26,7 @@ OWN = {"help": "the commands and keys of the line mode"}
 
 
 class LineCommands:
-    def __init__(self, repl: Any) -> None:
+    def __init__(self, repl: LineClient) -> None:
         self.repl = repl
         self.front = LineFront(repl)
 

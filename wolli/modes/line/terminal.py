@@ -16,7 +16,10 @@ import os
 import re
 import shutil
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def colour_wanted(stream: IO[str], env: dict[str, str] | None = None) -> bool:
@@ -45,7 +48,7 @@ class Terminal:
         self._width = width
         self._tail = ""  # the last two characters written ("": nothing yet)
         self.writes = 0  # how many times something was written (by anyone): what came in between
-        self._rich: Any = None
+        self._rich: Console | None = None
 
     @property
     def stream(self) -> IO[str]:

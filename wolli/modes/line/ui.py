@@ -12,8 +12,8 @@ Calls may come from a tool's worker thread: they hop onto the line mode's loop f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import PLAIN_THEME, NullUI, option_label, option_value
@@ -22,8 +22,10 @@ from .output import LineOutput
 from .prompts import Prompter
 
 if TYPE_CHECKING:
-    from ...extensions.context import ExtensionUI
+    from ...extensions.context import ExtensionUI, UITheme
     from ...permissions.prompt import PermissionAnswer, PermissionRequest
+
+R = TypeVar("R")
 
 
 class LineUI:
@@ -50,20 +52,20 @@ class LineUI:
         else:
             fn(*args)
 
-    async def _on_loop(self, make: Callable[[], Any]) -> Any:
+    async def _on_loop(self, make: Callable[[], Coroutine[Any, Any, R]]) -> R:
         if self._elsewhere() and self.loop is not None:
             return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(make(), self.loop))
         return await make()
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
+    async def select(self, title: str, options: Sequence[R], *, timeout: float | None = None, signal: AbortSignal | None = None) -> R | None:
         options = list(options)
 
-        async def ask() -> Any:
+        async def ask() -> R | None:
             index = await self.prompter.choose(title, [option_label(o) for o in options], timeout=timeout,
                                                signal=signal)
-            return None if index is None else option_value(options[index])
+            return None if index is None else cast(R, option_value(options[index]))  # a dict option answers its value
 
         return await self._on_loop(ask)
 
@@ -126,7 +128,7 @@ class LineUI:
         self.output.statuses.clear()
 
     @property
-    def theme(self) -> Any:
+    def theme(self) -> UITheme:
         return self._theme if self.output.terminal.colour else PLAIN_THEME
 
     def set_theme(self, theme: object) -> dict[str, Any]:

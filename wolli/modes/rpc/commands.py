@@ -19,7 +19,7 @@ import asyncio
 import codecs
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, overload
 
 from ...ai.types import THINKING_LEVELS, ImageContent
 from ...runtime.handlers.hook_events import StreamingBehavior, streaming_behavior
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ...agent.agent import QueueMode
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
+    from ...runtime.live.options import SessionOptions
     from ...runtime.startup.request import StartupRequest
     from ..common.protocol_output import RecordSink
     from .ui import RpcUI
@@ -120,8 +121,17 @@ def _field(cmd: dict[str, Any], name: str, kind: type | tuple[type, ...], what: 
     return value
 
 
-def _text(cmd: dict[str, Any], name: str, *, required: bool = True) -> Any:
-    return _field(cmd, name, str, "a string", required=required)
+@overload
+def _text(cmd: dict[str, Any], name: str, *, required: Literal[True] = True) -> str: ...
+
+
+@overload
+def _text(cmd: dict[str, Any], name: str, *, required: bool) -> str | None: ...
+
+
+def _text(cmd: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+    text: str | None = _field(cmd, name, str, "a string", required=required)
+    return text
 
 
 def _flag(cmd: dict[str, Any], name: str) -> bool:
@@ -196,7 +206,7 @@ async def _accept(server: RpcServer, text: str, images: list[ImageContent], beha
     task.add_done_callback(report)
 
 
-def _extension_command(server: RpcServer, text: str) -> Any:
+def _extension_command(server: RpcServer, text: str) -> object:
     parsed = split_command(text)
     return server.host.find_command(parsed[0]) if parsed is not None else None
 
@@ -236,7 +246,7 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return NoData
 
 
-async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: StreamingBehavior) -> Any:
+async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: StreamingBehavior) -> Reply:
     text = _text(cmd, "message")
     images = _images(cmd)
     if _extension_command(server, text) is not None:
@@ -275,7 +285,7 @@ async def _stop_run(server: RpcServer) -> None:
         await session.wait_for_idle()
 
 
-def _options_like(server: RpcServer, session: LiveSession, **overrides: object) -> Any:
+def _options_like(server: RpcServer, session: LiveSession, **overrides: object) -> SessionOptions:
     """Options for a session that carries on from ``session``: same folder, model, level,
     tools and system prompt options, saved when it was saved."""
     from ...runtime.live.options import SessionOptions
@@ -524,7 +534,7 @@ async def compact(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     await _stop_run(server)
     session = server.session
 
-    async def run() -> Any:
+    async def run() -> object:
         result = await session.compact(instructions)
         if result is None:
             raise CommandError(f"compact: {server.last_compaction_error or 'the compaction was cancelled'}")
@@ -562,7 +572,7 @@ async def bash(server: RpcServer, cmd: dict[str, Any]) -> Reply:
             record["delta"] = delta
             server.output.send(record)
 
-    async def run() -> Any:
+    async def run() -> dict[str, Any]:
         message = await session.run_bash(command_text, on_output=stream)
         data: dict[str, Any] = {"output": message.output, "exitCode": message.exit_code,
                                 "cancelled": message.cancelled, "truncated": message.truncated}

@@ -17,6 +17,7 @@ from .commands import CommandError, Reply, RpcServer, _choice, _field, _flag, _t
 
 if TYPE_CHECKING:
     from ...runtime.live.live_session import LiveSession
+    from ...runtime.safety.rewind import RewindPoint
 
 
 def permissions_state(session: LiveSession) -> dict[str, Any]:
@@ -100,7 +101,7 @@ async def remove_permission_rule(server: RpcServer, cmd: dict[str, Any]) -> Repl
 CONFLICTS = ("cancel", "skip", "overwrite", "ask")
 
 
-def _point_record(point: Any) -> dict[str, Any]:
+def _point_record(point: RewindPoint) -> dict[str, Any]:
     return {"entryId": point.entry_id, "kind": point.kind, "text": point.text, "timestamp": point.timestamp,
             "files": list(point.files)}
 
@@ -128,7 +129,7 @@ async def rewind(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     async def ask(paths: list[str]) -> str | None:
         labels = {"Keep them, restore the other files": "skip", "Overwrite them": "overwrite", "Cancel": "cancel"}
         answer = await server.ui.select(f"Changed outside Wolli since the checkpoint: {', '.join(paths)}", list(labels))
-        return labels.get(answer, "cancel")
+        return labels.get(answer, "cancel") if isinstance(answer, str) else "cancel"
 
     try:
         result = await session.rewind(entry_id, scope=scope, on_conflict=on_conflict, ask=ask)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
@@ -22,6 +22,9 @@ from ..common.protocol_output import ProtocolOutput
 from ..common.stdin_feed import feed_from_stdin
 from .core import PARSE, RpcCore
 from .ui import RpcUI
+
+if TYPE_CHECKING:
+    from ...runtime.live.live_session import LiveSession
 
 __all__ = ["PARSE", "RpcServer", "run_rpc"]
 
@@ -39,7 +42,7 @@ class RpcServer(RpcCore):
         self.ui.loop = loop
         self._stopped = asyncio.Event()
 
-        def before_start(session: Any) -> None:
+        def before_start(session: LiveSession) -> None:
             session.services.on_active_session(self._follow)
 
         startup = await start(self.request, ui=self.ui, observers=[self.on_event], before_start=before_start)
@@ -79,7 +82,7 @@ class RpcServer(RpcCore):
         if session is not None and self.host.shutdown_requested and session.is_idle():
             self.stop()
 
-    def _follow(self, new: Any, old: Any) -> None:
+    def _follow(self, new: LiveSession | None, old: LiveSession | None) -> None:
         """The active session was replaced (new, switch, fork, clone): observe the new one."""
         if new is not None and old is not None:
             new.observe(self.on_event)

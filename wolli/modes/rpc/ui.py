@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ...ai.abort import AbortSignal
 from ...extensions.ui import NullUI
 from ..common.protocol_output import ProtocolOutput
+
+Answer = TypeVar("Answer")
 
 if TYPE_CHECKING:
     from ...extensions.context import ExtensionUI
@@ -89,9 +91,9 @@ class RpcUI:
     # ------------------------------------------------------------------ dialogs
 
     async def _dialog(
-        self, fields: dict[str, Any], cancel_value: object, parse: Callable[[dict[str, Any]], Any],
+        self, fields: dict[str, Any], cancel_value: Answer, parse: Callable[[dict[str, Any]], Answer],
         timeout: float | None, signal: AbortSignal | None,
-    ) -> Any:
+    ) -> Answer:
         running = asyncio.get_running_loop()
         if self.loop is not None and running is not self.loop:  # asked from a worker thread's loop
             future = asyncio.run_coroutine_threadsafe(
@@ -100,7 +102,7 @@ class RpcUI:
         if self.closed or (signal is not None and getattr(signal, "aborted", False)):
             return cancel_value
         request_id = str(uuid.uuid4())
-        answer: asyncio.Future[Any] = running.create_future()
+        answer: asyncio.Future[Answer] = running.create_future()
         self._pending[request_id] = (answer, parse)
         def aborted() -> None:  # the signal may fire on any thread
             running.call_soon_threadsafe(_cancel, answer)
@@ -127,16 +129,16 @@ class RpcUI:
             if self.on_dialog_closed is not None:
                 self.on_dialog_closed(request_id)
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
+    async def select(self, title: str, options: Sequence[Answer], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Answer | None:
         labels = [_label(o) for o in options]
 
-        def parse(response: dict[str, Any]) -> Any:
+        def parse(response: dict[str, Any]) -> Answer | None:
             if response.get("cancelled") is True:
                 return None
             value = _string_value(response)
             if value not in labels:
                 raise UiResponseError(f"{value!r} is not one of the options {labels}")
-            return _option_value(options[labels.index(value)])
+            return cast(Answer, _option_value(options[labels.index(value)]))  # a dict option answers its value
 
         return await self._dialog({"method": "select", "title": title, "options": labels}, None, parse,
                                   timeout, signal)
@@ -159,7 +161,7 @@ class RpcUI:
         if not self.permission_requests:
             return await ask_with_dialogs(self, request, signal=signal)
 
-        def parse(response: dict[str, Any]) -> Any:
+        def parse(response: dict[str, Any]) -> PermissionAnswer:
             try:
                 return answer_from_json(request, response)
             except ValueError as exc:
@@ -184,8 +186,8 @@ class RpcUI:
 
     # ------------------------------------------------------------------ fire and forget
 
-    def _tell(self, method: str, **fields: Any) -> None:
-        record = {"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method}
+    def _tell(self, method: str, **fields: object) -> None:
+        record: dict[str, object] = {"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method}
         record.update({k: v for k, v in fields.items() if v is not None})
         self.output.send(record)
 

@@ -71,7 +71,7 @@ def check_listen(address: ListenAddress, token: str | None) -> None:
             "and use SSH port forwarding; see docs/server.md)")
 
 
-def token_matches(expected: str, given: Any) -> bool:
+def token_matches(expected: str, given: object) -> bool:
     return isinstance(given, str) and hmac.compare_digest(expected.encode(), given.encode())
 
 

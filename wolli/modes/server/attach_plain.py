@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 from ...base.text_safety import terminal_safe
 from .client import ServerClient, ServerUnavailable
@@ -33,7 +33,7 @@ def _text_of(message: dict[str, Any]) -> str:
 
 
 class PlainAttach:
-    def __init__(self, client: ServerClient, out: Any = None,
+    def __init__(self, client: ServerClient, out: TextIO | None = None,
                  reconnect: Callable[[], ServerClient] | None = None) -> None:
         self.client = client
         self.out = out or sys.stdout

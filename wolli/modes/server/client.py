@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,13 +107,15 @@ class ServerClient:
         return record
 
     def call(self, command: dict[str, Any], timeout: float = 30.0,
-             on_other: Any = None) -> Any:
-        """Send ``command``, return its response's ``data``; other records go to ``on_other``."""
+             on_other: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Send ``command``, return its response's ``data`` ({} when it has none); other
+        records go to ``on_other``."""
         request_id = f"c{next(self._ids)}"
         self.send({**command, "id": request_id})
         return self.wait_response(request_id, timeout, on_other)
 
-    def wait_response(self, request_id: str, timeout: float = 30.0, on_other: Any = None) -> Any:
+    def wait_response(self, request_id: str, timeout: float = 30.0,
+                      on_other: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
             record = self.next_record(max(0.0, deadline - time.monotonic()))
@@ -121,7 +124,8 @@ class ServerClient:
             if record.get("type") == "response" and record.get("id") == request_id:
                 if not record.get("success"):
                     raise RuntimeError(str(record.get("error")))
-                return record.get("data")
+                data = record.get("data")
+                return data if isinstance(data, dict) else {}
             if on_other is not None:
                 on_other(record)
 

@@ -15,60 +15,87 @@ import itertools
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ...agent.events import to_jsonable
 from ...runtime.live.options import SessionOptions
 from ..common.framing import encode_record
 from ..rpc import queries
-from ..rpc.commands import CommandError, CommandSpec
+from ..rpc.commands import CommandError, CommandSpec, Reply
 from ..rpc.core import RpcCore
 from . import websocket
 from .access import token_matches
 from .rooms import SessionRoom
 
+if TYPE_CHECKING:
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+    from ...runtime.startup.request import StartupRequest
+    from ..rpc.ui import RpcUI
+
 
 class ResidentServer(Protocol):
     """What a connection needs of the server (``serve.ResidentServer``)."""
 
-    request: Any
-    host: Any
-    ui: Any
+    request: StartupRequest
+    ui: RpcUI
     token: str | None
     clients: list[ClientConnection]
+    auth_deadline: float  # seconds a TCP client has to authenticate
+    write_backlog_limit: int  # bytes of unread output after which a client is cut off
+
+    @property
+    def host(self) -> AgentHost: ...
 
     def hello(self, *, auth_required: bool) -> dict[str, Any]: ...
 
     def client_left(self) -> None: ...
 
-    def room_for(self, session: Any) -> SessionRoom: ...
+    def room_for(self, session: LiveSession) -> SessionRoom: ...
 
-    async def new_session(self, cwd: str | None) -> Any: ...
+    async def new_session(self, cwd: str | None) -> LiveSession: ...
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any: ...
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession: ...
 
     def describe(self) -> dict[str, Any]: ...
 
-# A client that stops reading is cut off once this much output waits for it, so one stalled
-# client never holds the server's memory (or the other clients) hostage.
-WRITE_BACKLOG_LIMIT = 32 * 1024 * 1024
 # Commands that need no session (everything else needs ``attach`` first).
 SESSIONLESS = {"auth", "attach", "detach", "get_live_sessions"}
-# A TCP client that has not authenticated by then is disconnected.
-AUTH_DEADLINE_S = 30.0
 _ids = itertools.count(1)
 
 
-class SocketSink:
-    """Records to one socket, from the loop or from a tool's worker thread."""
+_last_line: tuple[object, bytes] | None = None
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+
+def encoded_line(record: object) -> bytes:
+    """``record`` as a JSON line, encoded once for all the clients of a room: the room hands
+    the same record object to each of them, one after the other."""
+    global _last_line
+    last = _last_line
+    if last is not None and last[0] is record:
+        return last[1]
+    data = encode_record(record)
+    _last_line = (record, data)
+    return data
+
+
+class SocketSink:
+    """Records to one socket, from the loop or from a tool's worker thread.
+
+    Records written during one turn of the loop go out in one write (a streamed answer is
+    one record per token: per client that is one system call per loop turn instead of one
+    per token, which is most of what a second attached client costs)."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, backlog_limit: int) -> None:
         self.transport = transport
         self.loop = loop
+        self.backlog_limit = backlog_limit
         self.thread = threading.get_ident()
         self.closed = False
-        self.encode: Callable[[Any], bytes] = encode_record  # a JSON line; a WebSocket message
+        self.encode: Callable[[object], bytes] = encoded_line  # a JSON line; a WebSocket message
+        self._pending: list[bytes] = []
 
-    def send(self, record: Any) -> None:
+    def send(self, record: object) -> None:
         if self.closed:
             return
         self.send_raw(self.encode(record))
@@ -77,25 +104,34 @@ class SocketSink:
         if self.closed:
             return
         if threading.get_ident() == self.thread:
-            self._write(data)
+            self._queue(data)
         else:
             try:
-                self.loop.call_soon_threadsafe(self._write, data)
+                self.loop.call_soon_threadsafe(self._queue, data)
             except RuntimeError:  # the loop has ended: the server is going away
                 self.closed = True
 
-    def _write(self, data: bytes) -> None:
-        if self.closed or self.transport.is_closing():
+    def _queue(self, data: bytes) -> None:
+        if not self._pending:
+            self.loop.call_soon(self._flush)
+        self._pending.append(data)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        if self.transport.is_closing():
             self.closed = True
             return
-        self.transport.write(data)
-        if self.transport.get_write_buffer_size() > WRITE_BACKLOG_LIMIT:
+        self.transport.write(b"".join(pending) if len(pending) > 1 else pending[0])
+        if self.transport.get_write_buffer_size() > self.backlog_limit:
             self.closed = True
             print("wolli serve: a client stopped reading its output; it was disconnected", file=sys.stderr)
             self.transport.abort()
 
     def close(self) -> None:
         """Close once what was written has gone out."""
+        self._flush()
         self.closed = True
         self.transport.close()
 
@@ -124,10 +160,11 @@ class ClientConnection(RpcCore, asyncio.Protocol):
             "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
             "fork": CommandSpec("fork", "ordered", _fork),
             "clone": CommandSpec("clone", "ordered", _clone),
+            "clear_queue": CommandSpec("clear_queue", "at_once", _clear_queue),
         }
 
     @property
-    def session(self) -> Any:
+    def session(self) -> LiveSession | None:
         return self.room.session if self.room is not None else None
 
     # ------------------------------------------------------------------ the socket
@@ -135,7 +172,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         loop = asyncio.get_running_loop()
-        self.output = SocketSink(transport, loop)
+        self.output = SocketSink(transport, loop, self.server.write_backlog_limit)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "local"
         self.server.clients.append(self)
@@ -143,14 +180,14 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         if self.framing is not None:
             self._greet()
         if not self.authenticated:
-            loop.call_later(AUTH_DEADLINE_S, self._auth_deadline)
+            loop.call_later(self.server.auth_deadline, self._auth_deadline)
 
     def _greet(self) -> None:
         self.output.send(self.server.hello(auth_required=not self.authenticated))
 
     def _auth_deadline(self) -> None:
         if not self.authenticated and not self.stopping:
-            self.fail(None, "auth", f"no auth within {AUTH_DEADLINE_S:.0f}s; closing the connection")
+            self.fail(None, "auth", f"no auth within {self.server.auth_deadline:g}s; closing the connection")
             self.stop()
 
     def data_received(self, data: bytes) -> None:
@@ -189,7 +226,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         self.output.send_raw(answer)
         self.framing = "websocket"
         self.kind = "websocket"
-        self.output.encode = lambda record: websocket.frame(encode_record(record)[:-1])
+        self.output.encode = lambda record: websocket.frame(encoded_line(record)[:-1])
         self._greet()
         if rest:
             self._websocket_data(rest)
@@ -279,14 +316,14 @@ class ClientConnection(RpcCore, asyncio.Protocol):
 
 
 class _Unconnected:
-    def send(self, record: Any) -> None:  # nothing is written before the socket is there
+    def send(self, record: object) -> None:  # nothing is written before the socket is there
         pass
 
 
 # ---------------------------------------------------------------------------- the server's commands
 
 
-def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     expected = client.server.token
     if client.authenticated:
         return {"authenticated": True}
@@ -297,7 +334,7 @@ def _auth(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     raise CommandError("wrong token (see docs/server.md for where the server stores it); closing the connection")
 
 
-async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     session_id = cmd.get("sessionId")
     if cmd.get("new") is True:
         cwd = cmd.get("cwd")
@@ -314,27 +351,39 @@ async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     return _attached(client, session)
 
 
-def _attached(client: ClientConnection, session: Any) -> dict[str, Any]:
+def _session_of(client: ClientConnection) -> LiveSession:
+    """The client's session (the commands that use it are refused before ``attach``)."""
+    session = client.session
+    if session is None:
+        raise CommandError("attach to a session first")
+    return session
+
+
+def _attached(client: ClientConnection, session: LiveSession) -> dict[str, Any]:
     client.join(client.server.room_for(session))
-    return {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
+    data = {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
             "state": queries.session_state(session), "messages": queries.messages(session),
             "clients": len(client.room.clients) if client.room is not None else 1}
+    streaming = session.agent.state.stream_message
+    if streaming is not None:  # the answer in flight so far; its next deltas follow this response
+        data["streamMessage"] = to_jsonable(streaming)
+    return data
 
 
-async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     client._leave()
     return {"detached": True}
 
 
-def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+def _live_sessions(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     return client.server.describe()
 
 
-async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     parent = cmd.get("parentSession")
     if parent is not None and not isinstance(parent, str):
         raise CommandError("new_session: 'parentSession' must be a string")
-    old = client.session
+    old = _session_of(client)
     options = SessionOptions(cwd=old.cwd, model=old.model, thinking_level=old.thinking_level,
                              active_tools=list(old.active_tool_names), parent_session=parent,
                              persist=old.session_file is not None)
@@ -343,12 +392,12 @@ async def _new_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
     return {"cancelled": False}
 
 
-async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     path = cmd.get("sessionPath")
     if not isinstance(path, str) or not path:
         raise CommandError("switch_session needs 'sessionPath' (a string)")
     try:
-        session = await client.server.open_session(path, cwd=client.session.cwd)
+        session = await client.server.open_session(path, cwd=_session_of(client).cwd)
     except (OSError, ValueError, LookupError) as exc:
         raise CommandError(f"switch_session: cannot open {path}: {exc}") from None
     client.join(client.server.room_for(session))
@@ -358,7 +407,7 @@ async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Any:
 async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) -> None:
     """Move this client to a new session holding the branch up to ``entry_id``; the others
     stay on the original. A running session is not forked under its other clients."""
-    origin = client.session
+    origin = _session_of(client)
     if not origin.is_idle():
         raise CommandError(f"{kind}: the session is running; abort it (or wait for it) first")
     if entry_id is None:
@@ -370,16 +419,26 @@ async def _fork_to(client: ClientConnection, entry_id: str | None, kind: str) ->
     client.join(client.server.room_for(session))
 
 
-async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Any:
+async def _fork(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     entry_id = cmd.get("entryId")
-    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(client.session)}
+    session = _session_of(client)
+    choices = {m["entryId"]: m["text"] for m in queries.fork_messages(session)}
     if not isinstance(entry_id, str) or entry_id not in choices:
         raise CommandError(f"fork: {entry_id!r} is not a user message of the current branch (see get_fork_messages)")
-    entry = client.session.session_manager.get_entry(entry_id)
+    entry = session.session_manager.get_entry(entry_id)
+    if entry is None:
+        raise CommandError(f"fork: no entry {entry_id!r}")
     await _fork_to(client, entry.parent_id, "fork")
     return {"text": choices[entry_id], "cancelled": False}
 
 
-async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Any:
-    await _fork_to(client, client.session.session_manager.get_leaf_id(), "clone")
+async def _clone(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
+    await _fork_to(client, _session_of(client).session_manager.get_leaf_id(), "clone")
     return {"cancelled": False}
+
+
+async def _clear_queue(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
+    """Take the queued steering and follow-up messages back (Esc in an attached app puts
+    them into its editor)."""
+    steering, follow_up = _session_of(client).clear_queue()
+    return {"steering": steering, "followUp": follow_up}

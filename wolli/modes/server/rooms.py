@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...runtime.event_records import event_record
 from ..common.protocol_output import RecordSink
 from ..rpc.ui import RpcUI
+
+if TYPE_CHECKING:
+    from ...runtime.events import SessionEvent
+    from ...runtime.live.live_session import LiveSession
 
 
 class RoomClient(Protocol):
@@ -23,9 +27,11 @@ class RoomClient(Protocol):
 
     output: RecordSink
 
-    def on_event(self, event: Any, record: dict[str, Any] | None = None) -> None: ...
+    def on_event(self, event: SessionEvent, record: dict[str, Any] | None = None) -> None: ...
 
     def describe(self) -> dict[str, Any]: ...
+
+    def join(self, room: SessionRoom) -> None: ...
 
 
 class Broadcast:
@@ -34,14 +40,18 @@ class Broadcast:
     def __init__(self, room: SessionRoom) -> None:
         self.room = room
 
-    def send(self, record: Any) -> None:
+    def send(self, record: dict[str, Any]) -> None:
         for client in list(self.room.clients):
             client.output.send(record)
 
 
 class SessionRoom:
-    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], Any]) -> None:
+    def __init__(self, session: LiveSession, loop: asyncio.AbstractEventLoop, on_empty: Callable[[SessionRoom], None],
+                 on_replaced: Callable[[SessionRoom, str], None] | None = None) -> None:
         self.session = session
+        # The session was replaced by another (an extension's ``ctx.session.new_session()``):
+        # called with the new session's file, so the server can move the clients there.
+        self._on_replaced = on_replaced
         self.clients: list[RoomClient] = []
         self.ui = RpcUI(Broadcast(self))  # type: ignore[arg-type]
         self.ui.loop = loop
@@ -68,7 +78,9 @@ class SessionRoom:
         self._unobserve()
         self.ui.cancel_all()
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: SessionEvent) -> None:
+        if event.type == "session_shutdown" and event.target_session_file and self._on_replaced is not None:
+            self._on_replaced(self, event.target_session_file)
         if not self.clients:
             if event.type == "run_state" and event.state == "idle":
                 self._on_empty(self)  # the run nobody watched ended: the session may go

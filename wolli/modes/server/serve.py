@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import ssl
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...__about__ import __version__
 from ...runtime.live.options import SessionOptions
@@ -29,6 +30,11 @@ from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write
 from .connection import ClientConnection
 from .rooms import SessionRoom
 
+if TYPE_CHECKING:
+    from ...ai.types import Model
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.live.live_session import LiveSession
+
 
 @dataclass
 class ServeOptions:
@@ -38,6 +44,11 @@ class ServeOptions:
     tls_cert: str | None = None
     tls_key: str | None = None
     idle_timeout: float = 0.0  # seconds with no client and nothing running; 0: never
+    # A TCP client that has not authenticated by then is disconnected.
+    auth_deadline: float = 30.0
+    # A client that stops reading is cut off once this much output waits for it, so one
+    # stalled client never holds the server's memory (or the other clients) hostage.
+    write_backlog_limit: int = 32 * 1024 * 1024
 
 
 class _EveryClient:
@@ -46,7 +57,7 @@ class _EveryClient:
     def __init__(self, server: ResidentServer) -> None:
         self.server = server
 
-    def send(self, record: Any) -> None:
+    def send(self, record: dict[str, Any]) -> None:
         for client in list(self.server.clients):
             client.output.send(record)
 
@@ -56,18 +67,20 @@ class ResidentServer:
         self.request = request
         self.options = options
         self.token = options.token if options.listen is not None else None
+        self.auth_deadline = options.auth_deadline
+        self.write_backlog_limit = options.write_backlog_limit
         self.ui = RpcUI(_EveryClient(self))  # type: ignore[arg-type]
-        self.host: Any = None
+        self._host: AgentHost | None = None  # once the runtime has started
         self.clients: list[ClientConnection] = []
         self.rooms: dict[str, SessionRoom] = {}
-        self._closing: dict[str, asyncio.Task[Any]] = {}
-        self._fresh: Any = None  # the start-up session, until a client takes it or it goes
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        self._fresh: LiveSession | None = None  # the start-up session, until a client takes it or it goes
         self._listeners: list[asyncio.base_events.Server] = []
         self._stopped = asyncio.Event()
         self._idle_handle: asyncio.TimerHandle | None = None
         self.started = time.time()
         self.tcp_port: int | None = None
-        self.model: Any = None
+        self.model: Model | None = None
 
     # ------------------------------------------------------------------ life cycle
 
@@ -75,7 +88,7 @@ class ResidentServer:
         loop = asyncio.get_running_loop()
         self.ui.loop = loop
         startup = await start(self.request, ui=self.ui)
-        self.host = startup.host
+        self._host = startup.host
         self.host.session_ui = lambda session: self.room_for(session).ui
         self._fresh = startup.session
         self.model = startup.session.model  # --model: every new session starts with it
@@ -179,13 +192,20 @@ class ResidentServer:
 
     # ------------------------------------------------------------------ sessions
 
-    def room_for(self, session: Any) -> SessionRoom:
+    @property
+    def host(self) -> AgentHost:
+        if self._host is None:
+            raise RuntimeError("the server's runtime has not started yet")
+        return self._host
+
+    def room_for(self, session: LiveSession) -> SessionRoom:
         room = self.rooms.get(session.session_id)
         if room is None or room.session is not session:
-            room = self.rooms[session.session_id] = SessionRoom(session, asyncio.get_running_loop(), self._room_empty)
+            room = self.rooms[session.session_id] = SessionRoom(session, asyncio.get_running_loop(), self._room_empty,
+                                                                self._room_replaced)
         return room
 
-    async def new_session(self, cwd: str | None) -> Any:
+    async def new_session(self, cwd: str | None) -> LiveSession:
         fresh, self._fresh = self._fresh, None
         folder = os.path.abspath(cwd) if cwd else self.host.cwd
         if fresh is not None and fresh.session_id in self.host.resident and fresh.cwd == folder \
@@ -202,7 +222,7 @@ class ResidentServer:
             self._schedule_close(fresh)
         return await self.host.create_session(options)
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> Any:
+    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
         live = self.host.get_session(ref)
         if live is not None:
             return live
@@ -211,8 +231,26 @@ class ResidentServer:
                 await closing
         return await self.host.open_session(ref, cwd=cwd or self.host.cwd)
 
+    def _room_replaced(self, room: SessionRoom, target_file: str) -> None:
+        """The room's session is being replaced by the live session saved in ``target_file``
+        (an extension made it): its clients move there, each told with ``session_replaced``.
+        Clients that moved on their own (``new_session``...) are not in the room any more."""
+        new = next((s for s in self.host.resident.values()
+                    if s.session_file == target_file and s is not room.session), None)
+        if new is None or not room.clients:
+            return
+        if self.rooms.get(room.session_id) is room:
+            del self.rooms[room.session_id]  # the old session is closing: no second close
+        target = self.room_for(new)
+        for client in list(room.clients):
+            client.join(target)
+            client.output.send({"type": "session_replaced", "sessionId": new.session_id,
+                                "sessionFile": new.session_file, "previousSessionId": room.session_id})
+
     def _room_empty(self, room: SessionRoom) -> None:
         session = room.session
+        if self.rooms.get(room.session_id) is not room:
+            return  # replaced (its session is closing already) or closed
         if room.clients or not session.is_idle():
             return
         self.client_left()
@@ -220,7 +258,7 @@ class ResidentServer:
             return
         self._schedule_close(session)
 
-    def _schedule_close(self, session: Any) -> None:
+    def _schedule_close(self, session: LiveSession) -> None:
         if session.session_id in self._closing:
             return
         room = self.rooms.pop(session.session_id, None)
@@ -243,8 +281,10 @@ class ResidentServer:
                 "sessions": rooms}
 
 
-def _clear_stale_socket(path: Path, running: dict[str, Any] | None) -> None:
-    """A socket file left by a server that died is removed; a live server's is refused."""
+def _clear_stale_socket(path: Path, running: dict[str, object] | None) -> None:
+    """A socket file left by a server that died is removed. A live server of this version is
+    refused; one of another version is upgraded: asked to stop when no client is attached,
+    refused (with its clients named) while any is."""
     if not path.exists():
         return
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -260,8 +300,46 @@ def _clear_stale_socket(path: Path, running: dict[str, Any] | None) -> None:
     if running is not None and running.get("socket") == str(path):
         who = f"a wolli {running.get('version')} server (pid {running.get('pid')})"
         if running.get("version") != __version__:
-            who += f", another version than this one ({__version__}); stop it (its clients with it) to upgrade,"
+            _upgrade(path, running, who)
+            return
     raise OSError(f"{who} already listens on {path} (wolli serve --list shows it and its clients)")
+
+
+UPGRADE_WAIT_S = 15.0  # how long the old server may take to stop for an upgrade
+
+
+def _upgrade(path: Path, running: dict[str, object], who: str) -> None:
+    """Take over from a server of another version, unless clients are attached to it."""
+    from .client import ServerClient, ServerUnavailable
+
+    try:
+        client = ServerClient.unix(path)
+        try:
+            described = client.call({"type": "get_live_sessions"}, timeout=10)
+        finally:
+            client.close()
+    except (ServerUnavailable, RuntimeError, TimeoutError, OSError) as exc:
+        raise OSError(f"{who} listens on {path} and did not say who is attached ({exc}); stop it to upgrade") from None
+    server = described.get("server") if isinstance(described, dict) else None
+    counted = server.get("clients") if isinstance(server, dict) else None
+    clients = counted - 1 if isinstance(counted, int) else None  # not counting this question's own connection
+    if clients is None or clients > 0:
+        raise OSError(f"{who} listens on {path} with {clients} client(s) attached; upgrading it to wolli "
+                      f"{__version__} would cut them off. Detach them (wolli serve --list shows them), "
+                      "then start this one again")
+    pid = running.get("pid")
+    if not isinstance(pid, int):
+        raise OSError(f"{who} listens on {path}; its pid is unknown, so stop it by hand to upgrade")
+    print(f"wolli serve: stopping {who} (no client attached) to upgrade to {__version__}", flush=True)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + UPGRADE_WAIT_S
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if path.exists():
+        raise OSError(f"{who} did not stop within {UPGRADE_WAIT_S:.0f}s; stop it by hand to upgrade")
 
 
 def run_serve(request: StartupRequest, options: ServeOptions) -> int:

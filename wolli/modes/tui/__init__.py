@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...runtime.startup.request import StartupRequest
 
+if TYPE_CHECKING:
+    from .app import RuntimeFactory, WolliApp
 
-def run_tui(request: StartupRequest) -> int:
+
+
+def run_tui(request: StartupRequest, *, runtime: RuntimeFactory | None = None) -> int:
+    """The full-screen app; ``runtime`` makes what it drives (default: the runtime in this
+    process; ``wolli attach`` passes a server's session)."""
     from ...config.paths import agent_home
     from ...config.settings import Settings
     from ...config.themes import theme_folders
@@ -23,7 +29,7 @@ def run_tui(request: StartupRequest) -> int:
 
     themes_dirs = [*theme_folders(home), *installed_theme_dirs(home, settings.get("packages"))]
     app = WolliApp(request, agent_home=home, themes_dirs=themes_dirs,
-                   theme_name=theme, hide_thinking=hide_thinking)
+                   theme_name=theme, hide_thinking=hide_thinking, runtime=runtime)
     terminal_keys.install(app.keyboard)
     profile = os.environ.get("WOLLI_PROFILE")  # opt-in: a cProfile of the whole run, for perf work
     if profile:
@@ -37,12 +43,12 @@ def run_tui(request: StartupRequest) -> int:
     return exit_status(app, code)
 
 
-def exit_status(app: Any, returned: Any) -> int:
+def exit_status(app: WolliApp, returned: int | None) -> int:
     """The process's exit status: 128 + the signal's number when a signal ended it, else
     what the app exited with, else 1 when it ended on an unhandled error (Textual then
     returns None and sets ``return_code``), else 0."""
-    if getattr(app, "signal_exit_code", None) is not None:
-        return int(app.signal_exit_code)
+    if app.signal_exit_code is not None:
+        return app.signal_exit_code
     if isinstance(returned, int):
         return returned
     return int(app.return_code or 0)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.widget import Widget
 
 from ..interactive.notices import event_notice, extension_error_line
+from .app_view import TuiApp
 from .frame_batcher import FrameBatcher
+from .row_context import RenderContext
 from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
 from .widgets.subagent_row import SubagentRow
@@ -25,13 +27,25 @@ from .widgets.tool_row import ERROR, SUCCESS, ToolRow
 from .widgets.user_message import UserMessageView
 
 if TYPE_CHECKING:
-    from ...agent.messages import AgentMessage
+    from rich.console import RenderableType
+    from rich.text import Text
+
+    from ...agent.messages import AgentMessage, CustomMessage
+    from ...ai.types import AssistantMessage, ToolCall, ToolResultMessage
     from ...runtime.events import SessionEvent
 
 
+class AdaptedApp(TuiApp, Protocol):
+    """The app as the adapter sees it: where rows go, and how they are drawn."""
+
+    @property
+    def render_context(self) -> RenderContext: ...
+    def on_session_started(self, event: SessionEvent) -> None: ...
+    def render_custom_message(self, message: CustomMessage) -> tuple[RenderableType | Widget | None, Text | None]: ...
+
+
 class EventAdapter:
-    # ``app`` is the WolliApp; not imported here, since the app imports this module.
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AdaptedApp) -> None:
         self.app = app
         self.batcher = FrameBatcher(lambda delay, fn: app.set_timer(delay, fn))
         self.current: AssistantMessageView | None = None
@@ -47,7 +61,7 @@ class EventAdapter:
             case "message_update":
                 app.working.waiting(True)  # data came: the wait starts again
                 view, message = self.current, event.message
-                if view is not None:
+                if view is not None and message.role == "assistant":
                     self.batcher.mark(view, lambda: view.sync(message))
             case "message_end":
                 if event.message.role == "assistant":
@@ -56,10 +70,11 @@ class EventAdapter:
             case "turn_start":
                 app.working.waiting(True)
             case "tool_execution_start":
-                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
-                row.start(event.args)
+                args = _args_dict(event.args)
+                row = self._tool_row(event.tool_call_id, event.tool_name, args)
+                row.start(args)
             case "tool_execution_update":
-                row = self._tool_row(event.tool_call_id, event.tool_name, event.args)
+                row = self._tool_row(event.tool_call_id, event.tool_name, _args_dict(event.args))
                 row.result = event.partial_result  # drawn at the next frame (one draw per frame)
                 self.batcher.mark(row, row.redraw_partial)
             case "subagent_event":
@@ -104,7 +119,7 @@ class EventAdapter:
             case _:
                 pass
 
-    def _event_notice(self, event: Any) -> bool:
+    def _event_notice(self, event: SessionEvent) -> bool:
         """Show the shared sentence for ``event`` (:mod:`..interactive.notices`), if it has one."""
         sentence = event_notice(event)
         if sentence is not None:
@@ -144,12 +159,12 @@ class EventAdapter:
     def _assistant_view(self) -> AssistantMessageView:
         return AssistantMessageView(show_thinking=self.app.thinking_visible)
 
-    def _assistant_rebuild(self, message: AgentMessage) -> Widget:
+    def _assistant_rebuild(self, message: AssistantMessage) -> Widget:
         view = self._assistant_view()
         view.finish(message)  # applied once mounted
         return view
 
-    def _tool_row(self, tool_call_id: str, name: str, args: Any) -> ToolRow:
+    def _tool_row(self, tool_call_id: str, name: str, args: dict[str, Any] | None) -> ToolRow:
         row = self.tool_rows.get(tool_call_id)
         if row is None:
             row = _row_class(name)(tool_call_id, name, args, context=self.app.render_context)
@@ -192,7 +207,7 @@ class EventAdapter:
                 return CustomMessageView(message, body, error)
         return None
 
-    def history_builders(self, messages: list[Any]) -> list[Callable[[], Widget]]:
+    def history_builders(self, messages: list[AgentMessage]) -> list[Callable[[], Widget]]:
         """Lazy rows for a whole conversation: tool calls get rows with their results."""
         results = {m.tool_call_id: m for m in messages if m.role == "toolResult"}
         builders: list[Callable[[], Widget]] = []
@@ -208,7 +223,7 @@ class EventAdapter:
     def _history_row(self, message: AgentMessage) -> Widget:
         return self.build_row(message) or NoticeView("")
 
-    def _history_tool(self, call: Any, result: Any) -> Widget:
+    def _history_tool(self, call: ToolCall, result: ToolResultMessage | None) -> Widget:
         from ...agent.tool import ToolResult
 
         row = _row_class(call.name)(call.id, call.name, call.arguments, context=self.app.render_context)
@@ -233,3 +248,9 @@ def _has_row(message: AgentMessage) -> bool:
     if message.role == "custom":
         return bool(message.display)
     return message.role in ("user", "bashExecution", "compactionSummary", "branchSummary")
+
+
+def _args_dict(args: object) -> dict[str, Any] | None:
+    """A tool call's arguments as the rows read them (the model's JSON object; anything else
+    is shown as no arguments)."""
+    return args if isinstance(args, dict) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,8 @@ from .controller import TuiController
 from .editor_completion import EditorCompletion
 from .front import TuiFront
 from .palette import WolliCommands
-from .rendering import RenderContext, as_renderable, guard_widget
+from .rendering import as_renderable, guard_widget
+from .row_context import RenderContext
 from .surface import ScreenSurface
 from .terminal_keys import KeyboardProtocol
 from .theming import to_textual_theme
@@ -44,8 +46,16 @@ from .widgets.transcript import Transcript
 from .widgets.working_row import WorkingRow
 
 if TYPE_CHECKING:
-    from ...runtime.events import SessionEvent
+    from rich.console import RenderableType
+    from textual.notifications import SeverityLevel
 
+    from ...agent.messages import CustomMessage
+    from ...runtime.events import SessionEvent
+    from ..common.signals import SignalRoute
+    from ..interactive.client_runtime import ClientRuntime
+
+# Makes the runtime the app drives (default: in this process, :class:`TuiController`).
+RuntimeFactory = Callable[["WolliApp", StartupRequest], "ClientRuntime"]
 QUIT_WINDOW_S = 1.0  # a second Ctrl+C within this quits
 REWIND_WINDOW_S = 0.8  # a second Esc within this, on an empty editor while idle, opens /rewind
 KEYMAP_IDS = ("app.interrupt", "app.clear", "app.exit", "app.tools.expand", "app.thinking.toggle",
@@ -92,7 +102,7 @@ class WolliApp(App[int]):
 
     def __init__(self, request: StartupRequest, *, agent_home: Path | None = None,
                  themes_dirs: list[Path] | None = None, theme_name: str = "dark",
-                 hide_thinking: bool = False) -> None:
+                 hide_thinking: bool = False, runtime: RuntimeFactory | None = None) -> None:
         super().__init__()
         from .terminal_guard import install
 
@@ -103,7 +113,8 @@ class WolliApp(App[int]):
         self._reported_keys: set[str] = set()  # shortcut problems already shown
         self.ui = TuiUI(self)
         self.front = TuiFront(self)
-        self.controller = TuiController(self, request)
+        # The runtime behind the screen: in this process, or a server's session (``wolli attach``).
+        self.controller: ClientRuntime = (runtime or TuiController)(self, request)
         self.adapter = EventAdapter(self)
         self.render_context = RenderContext(self)
         self.themes_dirs = list(themes_dirs or [])
@@ -119,7 +130,7 @@ class WolliApp(App[int]):
         self.queued = QueuedMessages()
         self.slot_above = ExtensionSlot("above_editor")
         self.slot_below = ExtensionSlot("below_editor")
-        self.editor: Any = PromptEditor(self.history)
+        self.editor: PromptEditor = PromptEditor(self.history)  # or an extension's CustomEditor
         self.completion = EditorCompletion(self)
         self.surface = ScreenSurface(self)
         self.editor_area = Vertical(id="editor-area")  # height: auto in tui.tcss
@@ -129,7 +140,7 @@ class WolliApp(App[int]):
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._printed = ""  # a captured print line not yet ended
-        self._signal_route: Any = None  # SIGINT/SIGTERM/SIGHUP while the app runs (on_mount)
+        self._signal_route: SignalRoute | None = None  # SIGINT/SIGTERM/SIGHUP while the app runs (on_mount)
         self.signal_exit_code: int | None = None
         for spec in self.themes.values():
             self.register_theme_spec(spec)
@@ -137,7 +148,7 @@ class WolliApp(App[int]):
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None,
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = False) -> None:
         """A toast. Literal by default: its text often holds a model name, a path or an error
         message, where ``[`` is a character, not markup."""
@@ -199,7 +210,7 @@ class WolliApp(App[int]):
         if self._signal_route is not None:  # from here the default actions end the process
             self._signal_route.__exit__()
 
-    def on_print(self, event: Any) -> None:
+    def on_print(self, event: events.Print) -> None:
         self._printed += event.text
         *lines, self._printed = self._printed.split("\n")
         for line in lines:
@@ -232,7 +243,7 @@ class WolliApp(App[int]):
         self._send(message.text, follow_up=True, images=message.images)
 
     def on_prompt_editor_image_pasted(self, message: PromptEditor.ImagePasted) -> None:
-        from .image_paste import attach_pasted_image
+        from .image_attach import attach_pasted_image
 
         self.run_worker(attach_pasted_image(self, message.path), group="image")
 
@@ -383,7 +394,7 @@ class WolliApp(App[int]):
     def refresh_footer(self) -> None:
         from .footer_data import fill_footer
 
-        fill_footer(self.footer.data, self.controller.session)
+        fill_footer(self.footer.data, self.controller.figures())
         self.footer.refresh_data()
 
     def on_session_started(self, event: SessionEvent) -> None:
@@ -408,7 +419,7 @@ class WolliApp(App[int]):
         log_failure(self.agent_home, owner, what, exc)
         return Text(failure_line(owner, what, exc), style=self.theme_spec.color("error") or "red")
 
-    def render_custom_message(self, message: Any) -> tuple[Any, Text | None]:
+    def render_custom_message(self, message: CustomMessage) -> tuple[RenderableType | Widget | None, Text | None]:
         """A custom message by its extension's renderer: (what it drew, or None for the
         built-in look; the error line when the renderer failed)."""
         host = self.controller.host

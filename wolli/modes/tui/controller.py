@@ -11,28 +11,47 @@ every other ``/name`` goes to the session (extension commands, templates, skills
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ...runtime.startup.request import StartupError, StartupRequest
-from ..interactive.commands.definition import CommandContext
+from ..interactive.client_runtime import SessionFigures
+from ..interactive.commands.definition import CommandContext, CommandEntry
 from ..interactive.commands.registry import run_builtin
+from .adapter import EventAdapter
+from .front import TuiFront
+from .ui_bridge import AppWithUI
 
 if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
+    from ...ai.types import ImageContent
+    from ...extensions.registry import Shortcut
     from ...runtime.handlers.hook_events import StreamingBehavior
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
     from ...runtime.startup.start import Startup
 
 
+class ControlledApp(AppWithUI, Protocol):
+    """The app as the controller sees it: the helpers it hands the session's events and
+    the commands' questions to."""
+
+    @property
+    def adapter(self) -> EventAdapter: ...
+    @property
+    def front(self) -> TuiFront: ...
+
+
 class TuiController:
-    # ``app`` is the WolliApp; not imported here, since the app imports this module.
-    def __init__(self, app: Any, request: StartupRequest) -> None:
+    """The in-process :class:`~..interactive.client_runtime.ClientRuntime`: a host and its
+    live sessions in this process."""
+
+    def __init__(self, app: ControlledApp, request: StartupRequest) -> None:
         self.app = app
         self.request = request
         self.startup: Startup | None = None  # once started
         self.ready = asyncio.Event()
-        self._observed: Any = None  # the remover of the observer on the active session
+        self._observed: Callable[[], None] | None = None  # removes the observer on the active session
 
     @property
     def session(self) -> LiveSession | None:
@@ -110,7 +129,7 @@ class TuiController:
         except Exception:
             pass
 
-    def _on_active(self, new: Any, old: Any) -> None:
+    def _on_active(self, new: LiveSession | None, old: LiveSession | None) -> None:
         """Another session became active (new, resume, fork): follow it."""
         if self._observed is not None:
             self._observed()
@@ -133,7 +152,7 @@ class TuiController:
             await self.send(text)
         self.app.refresh_footer()
 
-    async def send(self, text: str, *, follow_up: bool = False, images: list[Any] | None = None) -> None:
+    async def send(self, text: str, *, follow_up: bool = False, images: list[ImageContent] | None = None) -> None:
         """What the user typed: a built-in command, ``!cmd``, steering or a follow-up while
         the agent works, else a prompt. Whatever fails is shown and the app stays up; a
         prompt that failed before it reached the session goes back into the editor."""
@@ -159,7 +178,7 @@ class TuiController:
             self.app.exit()
 
     @staticmethod
-    async def _send(session: LiveSession, text: str, follow_up: bool, images: list[Any] | None) -> None:
+    async def _send(session: LiveSession, text: str, follow_up: bool, images: list[ImageContent] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:
@@ -170,7 +189,43 @@ class TuiController:
         else:
             await session.prompt(text, images)
 
-    def shortcut(self, key: str) -> object:
+    def command_entries(self) -> list[CommandEntry]:
+        from ..interactive.commands.registry import command_entries
+
+        return command_entries(self.host, self.session)  # built-ins only before the session is up
+
+    async def argument_completions(self, name: str, prefix: str) -> object:
+        from ..interactive.commands.registry import argument_completions
+
+        if self.session is None:
+            return None
+        return await argument_completions(self.command_context(), name, prefix)
+
+    def figures(self) -> SessionFigures | None:
+        session = self.session
+        if session is None:
+            return None
+        from ...runtime.live.stats import session_stats
+
+        stats = session_stats(session)
+        model = session.model
+        figures = SessionFigures(
+            model=f"{model.provider}/{model.id}" if model is not None else "no model (/login)", cwd=session.cwd,
+            tokens_in=stats.input_tokens, tokens_out=stats.output_tokens, cache_read=stats.cache_read_tokens,
+            cache_write=stats.cache_write_tokens, cost=stats.cost,
+            thinking=session.thinking_level if model is not None and getattr(model, "reasoning", False) else None,
+            permission_mode=session.permissions.mode)
+        try:
+            figures.context_percent = session.context_usage().get("percent")
+        except Exception:
+            figures.context_percent = None
+        try:
+            figures.session_name = session.session_manager.get_session_name()
+        except Exception:
+            figures.session_name = None
+        return figures
+
+    def shortcut(self, key: str) -> Shortcut | None:
         """The extension shortcut for a key event's name, once the session is up; None when
         there is none or a built-in key has it (the built-in wins)."""
         if self.host is None or self.session is None:
@@ -187,7 +242,7 @@ class TuiController:
             return None
         return found
 
-    async def run_shortcut(self, shortcut: Any) -> None:
+    async def run_shortcut(self, shortcut: Shortcut) -> None:
         from ..interactive.hotkeys import run_shortcut
 
         session = self.session

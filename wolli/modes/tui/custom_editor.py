@@ -9,9 +9,10 @@ says why.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ...config.keybindings import KeybindingsManager
+from .app_view import TuiApp
 from .widgets.prompt_editor import PromptEditor
 
 
@@ -19,19 +20,20 @@ class CustomEditor(PromptEditor):
     """The base class for extension editors (vim or emacs modes, ...)."""
 
 
-def swap_editor(app: Any, factory: Any) -> None:
+def swap_editor(app: TuiApp, factory: Callable[..., object] | None) -> None:
     text = app.editor.text
     if factory is None:
         new = PromptEditor(app.history)
     else:
         try:
-            new = factory(app, app.ui_theme, KeybindingsManager())
+            made = factory(app, app.ui_theme, KeybindingsManager())
         except Exception as exc:
             app.add_notice(f"custom editor failed: {type(exc).__name__}: {exc}", "error")
             return
-        if not isinstance(new, PromptEditor):
+        if not isinstance(made, PromptEditor):
             app.add_notice("set_editor_component: the factory must return a CustomEditor", "error")
             return
+        new = made
         new.prompt_history = app.history
     old = app.editor
     app.editor = new

@@ -16,11 +16,14 @@ from __future__ import annotations
 import asyncio
 import re
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..interactive import completion
-from ..interactive.commands import registry
+from .ui_bridge import AppWithUI
 from .widgets.completion_menu import CompletionMenu
+
+if TYPE_CHECKING:
+    from textual.dom import DOMNode
 
 _LAST_WORD = re.compile(r"(?:^|\s)(\S*)$")
 _State = tuple[str, int, int]  # editor text, cursor row, cursor column
@@ -31,20 +34,20 @@ FRESH_ANSWER_TIMEOUT_S = 0.5
 
 
 class EditorCompletion:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AppWithUI) -> None:
         self.app = app
         self.menu = CompletionMenu()
         self._files: completion.ProjectFiles | None = None
-        self._stacked: tuple[Any, tuple[Any, set[str]]] | None = None
+        self._stacked: tuple[object, completion.ProviderStack] | None = None
         self._shown_for: _State | None = None  # the text and cursor the open menu answers
         self._applied: _State | None = None  # the state our own insertion left: no new menu for it
 
     # ------------------------------------------------------------------ the provider stack
 
-    def provider(self) -> Any:
+    def provider(self) -> completion.CompletionProvider:
         return self._stack()[0]
 
-    def _stack(self) -> tuple[Any, set[str]]:
+    def _stack(self) -> completion.ProviderStack:
         """Built once per folder and set of providers (a factory may preload data)."""
         cwd = self._cwd()
         factories = list(self.app.ui.autocomplete_providers)
@@ -64,18 +67,14 @@ class EditorCompletion:
 
     def _commands(self) -> list[dict[str, Any]]:
         """Built-ins (also before the session is up), extension commands, templates, skills."""
-        controller = self.app.controller
-        return completion.command_items(registry.command_entries(controller.host, controller.session))
+        return completion.command_items(self.app.controller.command_entries())
 
     def _mcp_resources(self) -> list[dict[str, Any]]:
         host = self.app.controller.host
         return host.mcp.resource_items() if host is not None and host.mcp is not None else []
 
     async def _argument_completions(self, name: str, prefix: str) -> object:
-        controller = self.app.controller
-        if controller.session is None:
-            return None
-        return await registry.argument_completions(controller.command_context(), name, prefix)
+        return await self.app.controller.argument_completions(name, prefix)
 
     # ------------------------------------------------------------------ driving
 
@@ -124,7 +123,7 @@ class EditorCompletion:
             return
         self._show(found, state)
 
-    def _show(self, found: dict[str, Any] | None, state: _State, keep: Any = None) -> None:
+    def _show(self, found: dict[str, Any] | None, state: _State, keep: object = None) -> None:
         if found is None:
             self.close()
             return
@@ -159,7 +158,7 @@ class EditorCompletion:
             if state == self._shown_for:
                 return
             chosen = self.menu.current()
-            self.app.workers.cancel_group(self.app, "completion")
+            self.app.workers.cancel_group(cast("DOMNode", self.app), "completion")  # the app is one
             try:
                 found = await asyncio.wait_for(self._query(state, force=False), FRESH_ANSWER_TIMEOUT_S)
             except TimeoutError:

@@ -6,7 +6,10 @@ import os
 import shlex
 import subprocess
 import tempfile
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .app_view import TuiApp
 
 
 def editor_command() -> list[str] | None:
@@ -14,7 +17,7 @@ def editor_command() -> list[str] | None:
     return shlex.split(value) if value else None
 
 
-async def edit_in_external_editor(app: Any, text: str) -> str | None:
+async def edit_in_external_editor(app: TuiApp, text: str) -> str | None:
     """The edited text, or None when no editor is set or it failed (a notice says why)."""
     command = editor_command()
     if command is None:

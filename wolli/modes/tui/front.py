@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..interactive.commands.front import SessionSource, TreeChoice
 from ..interactive.settings_form import SettingField
+from .ui_bridge import AppWithUI
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
     from ...runtime.live.live_session import LiveSession
 
 
@@ -20,8 +22,7 @@ class TuiFront:
     mode = "tui"
     shows_model_changes = False  # the footer shows the model; commands say when they changed it
 
-    # ``app`` is the WolliApp; not imported here, since the app imports this module.
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AppWithUI) -> None:
         self.app = app
 
     def notify(self, text: str, level: str = "info") -> None:
@@ -45,6 +46,9 @@ class TuiFront:
     def request_quit(self) -> None:
         self.app.exit(0)
 
+    def session_changed(self) -> None:
+        self.app.reload_transcript()
+
     def settings_changed(self, changed: dict[str, Any]) -> None:
         if "theme" in changed:
             spec = self.app.themes.get(changed["theme"])
@@ -54,17 +58,19 @@ class TuiFront:
             self.app.set_thinking_visible(not changed["hideThinkingBlock"])
 
     async def select(self, title: str, options: list[str]) -> str | None:
-        return await self.app.ui.select(title, options)
+        chosen = await self.app.ui.select(title, options)  # one of the strings, or None
+        return chosen if isinstance(chosen, str) else None
 
     async def input(self, title: str, placeholder: str = "", *, secret: bool = False) -> str | None:
         from .screens.input_dialog import InputDialog
 
-        return await self.app.ui.dialog(lambda: InputDialog(title, placeholder, password=secret))
+        typed: str | None = await self.app.ui.dialog(lambda: InputDialog(title, placeholder, password=secret))
+        return typed
 
     async def confirm(self, title: str, message: str) -> bool:
         return bool(await self.app.ui.confirm(title, message))
 
-    async def pick_model(self, models: list[Any], current: Any, search: str) -> Any | None:
+    async def pick_model(self, models: list[Model], current: Model | None, search: str) -> Model | None:
         from .screens.model_picker import ModelPicker
 
         return await self.app.ui.dialog(lambda: ModelPicker(models, current, search))

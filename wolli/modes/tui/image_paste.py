@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 from ...ai.types import ImageContent
@@ -98,24 +97,3 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
     notes: list[str] = []
     image = await asyncio.to_thread(image_content, data, mime, label, notes)
     return image, notes
-
-
-async def attach_pasted_image(app: Any, path: str | None) -> None:
-    """A pasted image file or the clipboard's image into the editor (a text paste when the
-    clipboard holds none); refused with a notice for a model that takes no images."""
-    model = getattr(app.controller.session, "model", None)
-    try:
-        found = await read_pasted_image(path)
-    except Exception as exc:
-        app.notify(f"image not attached: {exc}", severity="error")
-        return
-    if found is None:
-        app.editor.action_paste()
-        return
-    if model is not None and "image" not in getattr(model, "input", ["image"]):
-        app.notify(f"{model.provider}/{model.id} does not take images; not attached", severity="warning")
-        return
-    image, notes = found
-    app.editor.attach_image(image)
-    for note in notes:
-        app.notify(note, severity="warning")

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 from textual.markup import escape
 
-from ..interactive.commands.registry import command_entries
+if TYPE_CHECKING:
+    from .app_view import TuiApp
 
 # (category, title, description, app action)
 ACTIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -36,10 +37,10 @@ ACTIONS: tuple[tuple[str, str, str, str], ...] = (
 class WolliCommands(Provider):
     def _hits(self) -> list[tuple[str, str, Callable[[], Any]]]:
         """(text, help, callback) for everything the palette offers."""
-        app: Any = self.app
+        app = cast("TuiApp", self.app)  # Textual types it as any App; the palette only runs in Wolli's
         controller = app.controller
         out: list[tuple[str, str, Callable[[], Any]]] = []
-        for entry in command_entries(controller.host, controller.session):
+        for entry in controller.command_entries():
             help_text = entry.description + (f"  {entry.usage}" if entry.usage else "")
             if entry.availability == "disabled":
                 reason = entry.reason or "not available right now"

@@ -12,13 +12,16 @@ long after the renderer returned) becomes one error line instead of ending the a
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, cast
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 ERROR_STYLE = "red"
 
@@ -28,7 +31,7 @@ def literal(value: str) -> Text:
     return Text.from_ansi(value) if "\x1b[" in value else Text(value)
 
 
-def as_renderable(value: Any, on_error: Callable[[BaseException], Text] | None = None) -> RenderableType | None:
+def as_renderable(value: object, on_error: Callable[[BaseException], Text] | None = None) -> RenderableType | None:
     """``value`` as something a Static can show (None stays None: the built-in look)."""
     if value is None:
         return None
@@ -39,9 +42,9 @@ def as_renderable(value: Any, on_error: Callable[[BaseException], Text] | None =
     if isinstance(value, list | tuple):
         return Text("\n").join(t if isinstance(t, Text) else literal(str(t)) for t in value)
     if _is_content(value):
-        return value  # type: ignore[no-any-return]
+        return cast(RenderableType, value)
     if hasattr(value, "__rich_console__") or hasattr(value, "__rich__"):
-        return Guarded(value, on_error)
+        return Guarded(cast(RenderableType, value), on_error)
     return Text(str(value))
 
 
@@ -56,7 +59,7 @@ def _is_content(value: object) -> bool:
 class Guarded:
     """A foreign renderable drawn so that its failure is one line of text, not a crash."""
 
-    def __init__(self, inner: Any, on_error: Callable[[BaseException], Text] | None = None) -> None:
+    def __init__(self, inner: RenderableType, on_error: Callable[[BaseException], Text] | None = None) -> None:
         self.inner = inner
         self.on_error = on_error
         self.failed: Text | None = None
@@ -90,7 +93,7 @@ class Guarded:
             return Measurement(1, options.max_width)
 
 
-def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
+def guard_widget(widget: Widget, on_error: Callable[[BaseException], Text]) -> Widget:
     """A Textual widget an extension made, whose building (``compose``) and drawing
     (``render``, or ``render_line`` for a line-API widget) show one error line instead of
     ending the app when they raise."""
@@ -122,7 +125,7 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             line = error(exc)
             return Strip(list(line.render(widget.app.console)), line.cell_len).crop_extend(0, widget.size.width, None)
 
-    def safe_compose() -> Any:
+    def safe_compose() -> Iterator[Widget]:
         # Textual iterates compose() inside its compose context; taking every child in the
         # first step keeps that context and lets a failure anywhere replace all of them.
         try:
@@ -131,43 +134,7 @@ def guard_widget(widget: Any, on_error: Callable[[BaseException], Text]) -> Any:
             children = [Static(error(exc), classes="widget-error")]
         yield from children
 
-    widget.compose = safe_compose
-    widget.render = safe_render
-    widget.render_line = safe_render_line
+    widget.compose = safe_compose  # type: ignore[method-assign]
+    widget.render = safe_render  # type: ignore[method-assign,assignment]
+    widget.render_line = safe_render_line  # type: ignore[method-assign]
     return widget
-
-
-class RenderContext:
-    """What tool rows and message renderers need from the app, without the app itself."""
-
-    def __init__(self, app: Any) -> None:
-        self._app = app
-
-    @property
-    def spec(self) -> Any:
-        return self._app.theme_spec
-
-    @property
-    def ui_theme(self) -> object:
-        return self._app.ui_theme
-
-    @property
-    def cwd(self) -> str | None:
-        session = self._app.controller.session
-        return session.cwd if session is not None else None
-
-    @property
-    def tools_expanded(self) -> bool:
-        return self._app.tools_expanded
-
-    def tool(self, name: str) -> Any:
-        """The tool definition named ``name`` in the active session (its renderers), if any."""
-        session = self._app.controller.session
-        for tool in getattr(session, "all_tools", None) or []:
-            if tool.name == name:
-                return tool
-        return None
-
-    def renderer_failed(self, owner: str, what: str, exc: BaseException) -> Text:
-        """Log a renderer's failure (traceback in the extension log); the line to show."""
-        return self._app.extension_failed(owner, what, exc)

@@ -6,8 +6,9 @@ them. Kept apart from ``app.py`` so the app stays a root of layout and keys.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from rich.text import Text
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -15,11 +16,12 @@ from ...config.keybindings import KeybindingsManager
 from ...config.themes import ThemeSpec
 from ..interactive import highlighting
 from ..interactive.highlighting import AnsiTheme
+from .app_view import TuiApp
 from .rendering import as_renderable, guard_widget
 
 
 class ScreenSurface:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: TuiApp) -> None:
         self.app = app
 
     def set_status(self, key: str, text: str | None) -> None:
@@ -31,7 +33,7 @@ class ScreenSurface:
             statuses.pop(key, None)
         app.footer.refresh_data()
 
-    def set_extension_widget(self, key: str, content: Any, placement: str) -> None:
+    def set_extension_widget(self, key: str, content: object, placement: str) -> None:
         app = self.app
         slot = app.slot_below if placement == "below_editor" else app.slot_above
         other = app.slot_above if slot is app.slot_below else app.slot_below
@@ -39,7 +41,7 @@ class ScreenSurface:
             other.set_widget(key, None, self._build_widget)
         slot.set_widget(key, content, self._build_widget)
 
-    def _build_widget(self, key: str, factory: Callable[..., Any]) -> object:
+    def _build_widget(self, key: str, factory: Callable[..., object]) -> Widget:
         """A widget factory's widget, or the one line saying it failed (traceback logged)."""
         app = self.app
         what = f"the widget {key!r}"
@@ -52,7 +54,7 @@ class ScreenSurface:
         return Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "",
                       classes="extension-widget")
 
-    def set_custom_footer(self, factory: Callable[..., Any] | None) -> None:
+    def set_custom_footer(self, factory: Callable[..., object] | None) -> None:
         """``set_footer``: the factory's footer instead of the built-in one; a factory that
         fails leaves the built-in footer with the error line under it."""
         app = self.app
@@ -107,7 +109,7 @@ class ScreenSurface:
         app.editor.text = text
         app.editor.move_cursor(app.editor.document.end)
 
-    def use_editor_factory(self, factory: object) -> None:
+    def use_editor_factory(self, factory: Callable[..., object] | None) -> None:
         from .custom_editor import swap_editor
 
         swap_editor(self.app, factory)
@@ -120,7 +122,7 @@ class ScreenSurface:
         for row in app.query(ToolRow):
             row.set_expanded(expanded)
 
-    def switch_theme(self, theme: Any) -> dict[str, Any]:
+    def switch_theme(self, theme: object) -> dict[str, Any]:
         app = self.app
         spec = theme if isinstance(theme, ThemeSpec) else app.themes.get(str(theme))
         if spec is None:
@@ -138,13 +140,13 @@ class ScreenSurface:
         app.footer.refresh_data()
         return {"success": True}
 
-    def open_custom(self, factory: Callable[..., Any], done: Any) -> None:
+    def open_custom(self, factory: Callable[..., object], done: Callable[[object], None]) -> None:
         """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
         app = self.app
         try:
             made = factory(app, app.ui_theme, KeybindingsManager(), done)
 
-            def failed(exc: BaseException) -> Any:
+            def failed(exc: BaseException) -> Text:
                 return app.extension_failed("extension", "a custom component", exc)
 
             widget = guard_widget(made, failed) if isinstance(made, Widget) else Static(
@@ -166,3 +168,10 @@ class ScreenSurface:
             app.custom_widget = None
         app.editor.display = True
         app.editor.focus()
+
+
+class AppWithSurface(TuiApp, Protocol):
+    """The app as the helpers that change the screen through :class:`ScreenSurface` see it."""
+
+    @property
+    def surface(self) -> ScreenSurface: ...

@@ -15,10 +15,13 @@ controls by design (cursor moves, which Textual marks as such) are left alone.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from textual.strip import Strip
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _installed = False
@@ -41,7 +44,7 @@ def install() -> None:
     _installed = True
     render = Strip.render
 
-    def guarded_render(self: Strip, console: Any) -> str:
+    def guarded_render(self: Strip, console: Console) -> str:
         if self._render_cache is None:
             cleaned = _clean(self._segments)
             if cleaned is not None:

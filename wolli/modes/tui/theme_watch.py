@@ -8,14 +8,17 @@ problems still applies with built-in values for the broken tokens (the problems 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .surface import AppWithSurface
 
 
 def _json_file(change: object, path: str) -> bool:
     return path.endswith(".json")
 
 
-async def watch_themes(app: Any, folders: list[Path]) -> None:
+async def watch_themes(app: AppWithSurface, folders: list[Path]) -> None:
     import watchfiles
 
     from ...config.themes import discover_themes

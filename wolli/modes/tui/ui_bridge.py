@@ -10,46 +10,54 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, TypeVarTuple
 
 from ...ai.abort import AbortSignal
+from ...config.themes import ThemeSpec
+from .surface import AppWithSurface
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from ...extensions.context import ExtensionUI
     from ...permissions.prompt import PermissionAnswer, PermissionRequest
+    from ..interactive.highlighting import AnsiTheme
+
+R = TypeVar("R")
+Args = TypeVarTuple("Args")
 
 
 class TuiUI:
     has_ui = True
 
-    # ``app`` is the WolliApp; not imported here, since the app imports this module.
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AppWithSurface) -> None:
         self.app = app
         self._dialog_lock = asyncio.Lock()
         self.autocomplete_providers: list[Callable[..., Any]] = []
-        self.editor_factory: Any = None
+        self.editor_factory: Callable[..., object] | None = None
 
     # ------------------------------------------------------------------ threads
 
     def _on_app_thread(self) -> bool:
         return threading.get_ident() == getattr(self.app, "_thread_id", threading.get_ident())
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, fn: Callable[[*Args], R], *args: *Args) -> R:
         """Run ``fn`` on the app's thread (at once when already there)."""
         if self._on_app_thread():
             return fn(*args)
-        return self.app.call_from_thread(fn, *args)
+        result: R = self.app.call_from_thread(fn, *args)
+        return result
 
-    async def dialog(self, make_screen: Callable[[], Any]) -> Any:
+    async def dialog(self, make_screen: Callable[[], Screen[R]]) -> R:
         loop = getattr(self.app, "_loop", None)
         running = asyncio.get_running_loop()
         if loop is not None and running is not loop:  # asked from another loop/thread
             return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.dialog(make_screen), loop))
         async with self._dialog_lock:
-            future: asyncio.Future[Any] = running.create_future()
+            future: asyncio.Future[R] = running.create_future()
 
-            def answered(value: object) -> None:
+            def answered(value: R) -> None:
                 if not future.done():
                     future.set_result(value)
 
@@ -58,7 +66,7 @@ class TuiUI:
 
     # ------------------------------------------------------------------ dialogs
 
-    async def select(self, title: str, options: list[Any], *, timeout: float | None = None, signal: AbortSignal | None = None) -> Any:
+    async def select(self, title: str, options: Sequence[R], *, timeout: float | None = None, signal: AbortSignal | None = None) -> R | None:
         from .screens.select_dialog import SelectDialog
 
         if signal is not None and getattr(signal, "aborted", False):
@@ -70,7 +78,8 @@ class TuiUI:
 
         if signal is not None and getattr(signal, "aborted", False):
             return False
-        return bool(await self.dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal)))
+        confirmed: bool | None = await self.dialog(lambda: ConfirmDialog(title, message, timeout=timeout, signal=signal))
+        return bool(confirmed)
 
     async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
                     signal: AbortSignal | None = None) -> str | None:
@@ -96,12 +105,12 @@ class TuiUI:
             return PermissionAnswer.cancelled()
         return await self.dialog(lambda: PermissionDialog(request, signal=signal))
 
-    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+    async def custom(self, factory: Callable[..., object], *, overlay: bool = False) -> object:
         """Replace the editor with ``factory(app, theme, keybindings, done)`` until ``done(value)``."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[object] = loop.create_future()
 
-        def done(value: Any = None) -> None:
+        def done(value: object = None) -> None:
             def finish() -> None:
                 if not future.done():
                     future.set_result(value)
@@ -133,11 +142,11 @@ class TuiUI:
     def set_working_indicator(self, frames: list[str] | None = None, interval_ms: int | None = None) -> None:
         self._call(lambda: self.app.working.set_indicator(frames, interval_ms))
 
-    def set_widget(self, key: str, content: Any, *, placement: str = "above_editor") -> None:
+    def set_widget(self, key: str, content: object, *, placement: str = "above_editor") -> None:
         placement = "below_editor" if placement in ("below_editor", "belowEditor") else "above_editor"
         self._call(self.app.surface.set_extension_widget, key, content, placement)
 
-    def set_footer(self, factory: Callable[..., Any] | None) -> None:
+    def set_footer(self, factory: Callable[..., object] | None) -> None:
         self._call(self.app.surface.set_custom_footer, factory)
 
     def set_title(self, text: str) -> None:
@@ -157,11 +166,11 @@ class TuiUI:
     def add_autocomplete_provider(self, factory: Callable[..., Any]) -> None:
         self.autocomplete_providers.append(factory)
 
-    def set_editor_component(self, factory: Callable[..., Any] | None) -> None:
+    def set_editor_component(self, factory: Callable[..., object] | None) -> None:
         self.editor_factory = factory
         self._call(self.app.surface.use_editor_factory, factory)
 
-    def get_editor_component(self) -> Any:
+    def get_editor_component(self) -> Callable[..., object] | None:
         return self.editor_factory
 
     # ------------------------------------------------------------------ tools and themes
@@ -175,14 +184,14 @@ class TuiUI:
     def get_all_themes(self) -> list[dict[str, Any]]:
         return [{"name": spec.name, "path": spec.path} for spec in self.app.themes.values()]
 
-    def get_theme(self, name: str) -> Any:
+    def get_theme(self, name: str) -> ThemeSpec | None:
         return self.app.themes.get(name)
 
-    def set_theme(self, theme: Any) -> dict[str, Any]:
+    def set_theme(self, theme: object) -> dict[str, Any]:
         return self._call(self.app.surface.switch_theme, theme)
 
     @property
-    def theme(self) -> Any:
+    def theme(self) -> AnsiTheme:
         return self.app.ui_theme
 
     def open_url(self, url: str) -> None:
@@ -201,6 +210,14 @@ class TuiUI:
         self.autocomplete_providers.clear()
         self.editor_factory = None
         self._call(self.app.surface.reset_extension_ui)
+
+
+
+class AppWithUI(AppWithSurface, Protocol):
+    """The app as the helpers that ask through its ``ctx.ui`` (dialogs, autocomplete) see it."""
+
+    @property
+    def ui(self) -> TuiUI: ...
 
 
 if TYPE_CHECKING:

@@ -10,9 +10,13 @@ prompt as the user message...).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...ai.abort import AbortSignal
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
+    from ..resources.system_prompt import BuildSystemPromptOptions
 
 InputSource = Literal["interactive", "rpc", "extension"]
 # How a message sent while the agent works is delivered: ``steer`` before its next step,
@@ -48,7 +52,7 @@ class BeforeAgentStartEvent:
     prompt: str
     images: list[Any]
     system_prompt: str
-    system_prompt_options: Any
+    system_prompt_options: BuildSystemPromptOptions
     type: Literal["before_agent_start"] = field(default="before_agent_start", init=False)
 
 
@@ -63,7 +67,7 @@ class ContextEvent:
 @dataclass(slots=True)
 class BeforeProviderRequestEvent:
     payload: object
-    model: Any = None
+    model: Model | None = None
     type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
 
 

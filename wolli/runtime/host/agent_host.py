@@ -26,7 +26,7 @@ import asyncio
 import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...agent.tool import ToolDefinition
 from ...config import paths
@@ -47,7 +47,10 @@ from .handler_context import HandlerContext
 if TYPE_CHECKING:
     from ...ai.models import ModelRegistry
     from ...ai.types import Model
+    from ...extensions.registry import RegisteredCommand
+    from ...mcp.offers import PromptCommand
     from ...session.manager import SessionManager
+    from .auto_reload import AutoReloader
     from .mcp_link import McpLink
 
 ActiveListener = Callable[["LiveSession | None", "LiveSession | None"], Any]
@@ -94,7 +97,7 @@ class AgentHost:
         self.prompt_sections: list[Any] = self.extensions.registry.prompt_sections
         # Set by ``wolli.shutdown()``: the TUI quits once idle; print/json end anyway.
         self.shutdown_requested = False
-        self.auto_reloader: Any = None
+        self.auto_reloader: AutoReloader | None = None
         self._follow_auto_reload = False  # a front end asked for the watcher: follow the setting
         self.resident: dict[str, LiveSession] = {}
         self.active: LiveSession | None = None
@@ -160,7 +163,8 @@ class AgentHost:
         if session is not None and self._delegates(session):
             from ..subagents.task_tool import create_task_tool
 
-            builtins.append(create_task_tool(self, session))
+            # Only a LiveSession asks for its own tools; the task tool runs children beside it.
+            builtins.append(create_task_tool(self, cast(LiveSession, session)))
         return [*builtins, *self.extra_tools, *mcp_tools]
 
     def _delegates(self, session: ToolOwner) -> bool:
@@ -208,7 +212,7 @@ class AgentHost:
         """Forget the handle of a session that is not resident (a subagent's, once it ended)."""
         self._handles.pop(id(session), None)
 
-    def find_command(self, name: str) -> Any:
+    def find_command(self, name: str) -> RegisteredCommand | PromptCommand | None:
         found = self.commands.get(name)
         if found is None and self.mcp is not None and name.startswith("mcp__"):
             found = self.mcp.prompt_commands().get(name)
@@ -531,10 +535,14 @@ class AgentHost:
         starts or stops the watcher at once. Returns the running :class:`AutoReloader` or None."""
         if not self._follow_auto_reload:
             self._follow_auto_reload = True
-            self.settings.subscribe(lambda merged: self._apply_auto_reload())
+
+            def follow(merged: dict[str, Any]) -> None:
+                self._apply_auto_reload()
+
+            self.settings.subscribe(follow)
         return self._apply_auto_reload()
 
-    def _apply_auto_reload(self) -> Any:
+    def _apply_auto_reload(self) -> AutoReloader | None:
         wanted = self.settings.get("autoReload") is True
         if wanted and self.auto_reloader is None:
             from .auto_reload import AutoReloader
@@ -634,7 +642,7 @@ def _last_complete_exchange(manager: SessionManager) -> str | None:
     return branch[last].id if last >= 0 else None
 
 
-async def _maybe_await(value: object) -> Any:
+async def _maybe_await(value: object) -> object:
     import inspect
 
     return await value if inspect.isawaitable(value) else value

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ...extensions.context import ExtensionMode, ExtensionUI
 from ..live.handle import SessionHandle
+from ..safety.handle import PermissionsHandle  # evaluated: wolli.ExtensionContext's hints resolve
+from ..subagents.child import SubagentInfo
 
 
 @dataclass(frozen=True)
@@ -19,10 +20,10 @@ class HandlerContext:
     ui: ExtensionUI
     mode: ExtensionMode
     # The session's permissions: ``mode``, ``set_mode``, rules, ``check`` (docs/permissions.md).
-    permissions: Any = None
+    permissions: PermissionsHandle
     # In a subagent's session: which child this is (``id``, ``name``, ``parent_session_id``,
     # ``tool_call_id``; docs/subagents.md); None in a top-level session.
-    subagent: Any = None
+    subagent: SubagentInfo | None = None
 
     @property
     def permission_mode(self) -> str:
@@ -30,7 +31,7 @@ class HandlerContext:
         ``permission_mode_change`` says when it changes)."""
         return str(self.permissions.mode) if self.permissions is not None else "yolo"
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return getattr(self, key)
 
 

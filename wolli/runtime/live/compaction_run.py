@@ -20,6 +20,7 @@ from ..handlers.hook_events import SessionBeforeCompactEvent
 from .settings_view import compaction_settings, stream_idle_timeout
 
 if TYPE_CHECKING:
+    from ...session.compaction import CompactionResult, CompactionSettings
     from .services import SessionCore
 
 Emit = Callable[[Any], Any]
@@ -42,7 +43,7 @@ class Compactor:
         if self._controller is not None:
             self._controller.abort("Compaction aborted")
 
-    def _settings(self) -> Any:
+    def _settings(self) -> CompactionSettings:
         """The compaction settings, with what is kept word for word held to a quarter of
         the model's window: 20,000 kept tokens would overflow a 16k model by themselves."""
         import dataclasses
@@ -73,7 +74,7 @@ class Compactor:
             return False
         return self._prepare()[0] is not None
 
-    async def compact(self, reason: CompactionReason, custom_instructions: str | None = None) -> Any:
+    async def compact(self, reason: CompactionReason, custom_instructions: str | None = None) -> CompactionResult | None:
         """Summarise older history into a compaction entry. Returns the result, or None."""
         from ...session.compaction import CompactionError, CompactionResult, compact
 
@@ -87,7 +88,7 @@ class Compactor:
             await emit(CompactionEndEvent(reason, error_message=why))
             return None
         controller = self._controller = AbortController()
-        result: Any = None
+        result: CompactionResult | None = None
         from_hook = False
         try:
             if self.dispatch.has("session_before_compact"):

@@ -16,16 +16,41 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..handlers.hook_events import streaming_behavior
 from .live_session import LiveSession
 
 if TYPE_CHECKING:
     from ...agent.messages import CustomMessage
+    from ...ai.abort import AbortSignal
     from ...ai.types import Model
+    from ...session.compaction import CompactionResult
+    from ...session.entries import SessionEntry, SubagentOrigin
+    from ...session.manager import SessionManager
+    from ..resources.system_prompt import BuildSystemPromptOptions
+    from ..safety.rewind import RewindResult
+    from .prompting import SlashCommandInfo
+
+T = TypeVar("T")
+
+
+class HandleHost(Protocol):
+    """What a handle asks of its host (``runtime.host.agent_host.AgentHost``, a room above)."""
+
+    @property
+    def mode(self) -> str: ...
+
+    def slash_commands(self, session: LiveSession) -> list[SlashCommandInfo]: ...
+
+    async def replace_with_new(
+        self, old: LiveSession, *, setup: Callable[[Any], Any] | None = None,
+        with_session: Callable[[SessionHandle], Any] | None = None,
+    ) -> NewSessionResult: ...
+
+    async def reload(self, session: LiveSession | None = None) -> None: ...
 
 
 class StaleSessionError(RuntimeError):
@@ -38,11 +63,11 @@ class ToolInfo:
 
     name: str
     description: str
-    parameters: Any
+    parameters: dict[str, Any]  # JSON schema
     prompt_guidelines: list[str]
     source_info: dict[str, Any]
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return getattr(self, key)
 
 
@@ -51,7 +76,7 @@ class NewSessionResult:
     cancelled: bool
     session: SessionHandle | None = None
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> object:
         return getattr(self, key)
 
 
@@ -61,13 +86,13 @@ class SessionManagerView:
     def __init__(self, handle: SessionHandle) -> None:
         self._handle = handle
 
-    def _manager(self) -> Any:
+    def _manager(self) -> SessionManager:
         return self._handle._live().session_manager
 
     def get_entries(self) -> list[Any]:
         return self._manager().get_entries()
 
-    def get_entry(self, entry_id: str) -> Any:
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
         return self._manager().get_entry(entry_id)
 
     def get_branch(self, from_id: str | None = None) -> list[Any]:
@@ -105,14 +130,14 @@ class SessionManagerView:
 
         return subagent_links(self._manager(), entry_id)
 
-    def get_subagent_origin(self) -> Any:
+    def get_subagent_origin(self) -> SubagentOrigin | None:
         """In a subagent's session: its ``name``, ``parent_session_id`` and ``tool_call_id``
         (the header's ``subagent``); None in a top-level session."""
         return self._manager().get_header().subagent
 
 
 class SessionHandle:
-    def __init__(self, session: LiveSession, host: Any) -> None:
+    def __init__(self, session: LiveSession, host: HandleHost) -> None:
         self._session = session
         self._host = host
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -131,7 +156,7 @@ class SessionHandle:
             )
         return session
 
-    def _schedule(self, make: Callable[[], Coroutine[Any, Any, Any]]) -> Awaitable[Any]:
+    def _schedule(self, make: Callable[[], Coroutine[Any, Any, T]]) -> Awaitable[T]:
         """Run a coroutine on the session's loop, from the loop or from a worker thread."""
         loop = self._loop
         try:
@@ -142,7 +167,7 @@ class SessionHandle:
             return running.create_task(make())
         if loop is None:
             raise RuntimeError("this session has no event loop to run on")
-        future: concurrent.futures.Future[Any] = asyncio.run_coroutine_threadsafe(make(), loop)
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(make(), loop)
         return asyncio.wrap_future(future) if running is not None else _ThreadFuture(future)
 
     # ------------------------------------------------------------------ identity
@@ -156,7 +181,7 @@ class SessionHandle:
         return self._live().model
 
     @property
-    def signal(self) -> Any:
+    def signal(self) -> AbortSignal | None:
         return self._live().signal
 
     @property
@@ -196,11 +221,11 @@ class SessionHandle:
         custom_instructions: str | None = None,
         on_complete: Callable[[Any], Any] | None = None,
         on_error: Callable[[BaseException], Any] | None = None,
-    ) -> Awaitable[Any]:
+    ) -> Awaitable[CompactionResult | None]:
         """Start a compaction (after the current run) without waiting for it."""
         session = self._live()
 
-        async def run() -> Any:
+        async def run() -> CompactionResult | None:
             try:
                 result = await session.compact(custom_instructions)
             except Exception as exc:
@@ -218,7 +243,7 @@ class SessionHandle:
     def get_system_prompt(self) -> str:
         return self._live().system_prompt
 
-    def get_system_prompt_options(self) -> Any:
+    def get_system_prompt_options(self) -> BuildSystemPromptOptions:
         return self._live().system_prompt_options()
 
     def send_message(self, message: CustomMessage | dict[str, Any], *, trigger_turn: bool = False, deliver_as: str = "steer") -> Awaitable[Any]:
@@ -267,7 +292,7 @@ class SessionHandle:
 
         return points(self._live())
 
-    async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "skip") -> Any:
+    async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "skip") -> RewindResult:
         """Back to before the message ``entry_id`` (default: the last one): ``code``,
         ``conversation`` or ``both``. Files changed outside Wolli since are kept
         (``on_conflict="skip"``), overwritten (``"overwrite"``) or stop the rewind
@@ -331,17 +356,17 @@ class SessionHandle:
         await self._host.reload(self._live())
 
 
-class _ThreadFuture:
+class _ThreadFuture(Generic[T]):
     """What a worker thread gets back: ``result()`` blocks the thread, never the loop."""
 
-    def __init__(self, future: concurrent.futures.Future[Any]) -> None:
+    def __init__(self, future: concurrent.futures.Future[T]) -> None:
         self._future = future
 
-    def result(self, timeout: float | None = None) -> Any:
+    def result(self, timeout: float | None = None) -> T:
         return self._future.result(timeout)
 
     def done(self) -> bool:
         return self._future.done()
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, T]:
         return asyncio.wrap_future(self._future).__await__()

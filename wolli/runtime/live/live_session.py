@@ -65,8 +65,12 @@ from .toolset import Toolset
 
 if TYPE_CHECKING:
     from ...extensions.host import ContextView
+    from ...extensions.registry import RegisteredCommand
+    from ...mcp.offers import PromptCommand
+    from ...session.compaction import CompactionResult
     from ...session.manager import SessionManager
     from ..handlers.channel import NamedEvent
+    from ..safety.rewind import AskConflicts, RewindResult
 
 log = logging.getLogger("wolli.runtime")
 # While tokens stream, give the event loop a turn at least this often (seconds).
@@ -234,7 +238,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
             except Exception:  # an observer's bug must not break the run or its siblings
                 log.exception("observer %r failed on %s", observer, getattr(event, "type", event))
 
-    def publish(self, event: Any) -> None:
+    def publish(self, event: object) -> None:
         """Hand ``event`` to the front ends only (a child's event, which its own session
         already passed through the handlers)."""
         self._deliver(event)
@@ -251,7 +255,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         return self._dispatch
 
     async def rewind(self, entry_id: str | None = None, *, scope: str = "both", on_conflict: str = "ask",
-                     ask: Any = None) -> Any:
+                     ask: AskConflicts | None = None) -> RewindResult:
         """Go back to before one of the user's messages (or undo a rewind): code, conversation
         or both (docs/checkpoints.md)."""
         from ..safety.rewind import rewind
@@ -374,7 +378,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self._check_open()
         return await self._submit(text, [], source, None)
 
-    async def _run_command(self, command: Any, name: str, args: str) -> None:
+    async def _run_command(self, command: RegisteredCommand | PromptCommand, name: str, args: str) -> None:
         """An extension command; when it raises, the traceback goes to the extension log and
         :class:`ExtensionCommandError` carries the one line to show."""
         from ...extensions.errors import CommandUnavailable, ExtensionCommandError, failure_line, log_failure
@@ -522,7 +526,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
     def abort_retry(self) -> None:
         self._recovery.cancel()
 
-    async def compact(self, custom_instructions: str | None = None) -> Any:
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
         """Manual compaction; waits for a running turn to end first (never compacts under it)."""
         self._check_open()
         await self.wait_for_idle()

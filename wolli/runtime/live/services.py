@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ...config.settings import Settings
     from ...extensions.context import ExtensionMode, ExtensionUI
     from ...extensions.host import ContextView
+    from ...extensions.registry import RegisteredCommand
+    from ...mcp.offers import PromptCommand
     from ...session.manager import SessionManager
     from ...tools.environment import Environment
     from ..events import RunState
@@ -89,7 +91,7 @@ class SessionServices(Protocol):
         """Call ``listener(new, old)`` whenever the active session changes; returns a remover."""
         ...
 
-    def find_command(self, name: str) -> Any:
+    def find_command(self, name: str) -> RegisteredCommand | PromptCommand | None:
         """An extension command by invocation name (``review`` or ``review:2``), or None."""
         ...
 
@@ -119,7 +121,7 @@ class SessionCore(Protocol):
     @property
     def dispatcher(self) -> Dispatcher: ...
 
-    def handler_context(self) -> Any: ...
+    def handler_context(self) -> ContextView: ...
 
     def set_run_state(self, state: RunState) -> None: ...
 

@@ -8,9 +8,12 @@ extension's ``settings.update``, an edited file after ``/reload``) from its next
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...config.settings import Settings
+
+if TYPE_CHECKING:
+    from ...session.compaction import CompactionSettings
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ def retry_settings(settings: Settings) -> RetrySettings:
     )
 
 
-def compaction_settings(settings: Settings) -> Any:
+def compaction_settings(settings: Settings) -> CompactionSettings:
     from ...session.compaction import CompactionSettings
 
     return CompactionSettings(

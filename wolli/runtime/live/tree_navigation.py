@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import SessionBeforeTreeEvent, SessionTreeEvent
 
 if TYPE_CHECKING:
+    from ...session.manager import SessionManager
     from .services import SessionCore
 
 BRANCH_SUMMARY_PROMPT = (
@@ -28,7 +29,7 @@ BRANCH_SUMMARY_PROMPT = (
 )
 
 
-def abandoned_entries(manager: Any, old_leaf: str | None, target: str | None) -> list[Any]:
+def abandoned_entries(manager: SessionManager, old_leaf: str | None, target: str | None) -> list[Any]:
     """The entries on the path to ``old_leaf`` that are not on the path to ``target``."""
     if old_leaf is None:
         return []

@@ -209,7 +209,7 @@ class TurnCheckpoints:
             self._store.discard()
 
 
-def share_blobs(origin: Any, forked: Any) -> None:
+def share_blobs(origin: GuardedSession, forked: GuardedSession) -> None:
     """A fork stored in another folder (or not stored) gets the blobs its checkpoints name."""
     from ...session.checkpoints.plan import blobs_of
 
@@ -225,7 +225,7 @@ def _last_user_message(messages: list[Any]) -> int | None:
     return None
 
 
-def _all_blobs(store: Any) -> set[str]:
+def _all_blobs(store: BlobStore) -> set[str]:
     out: set[str] = set()
     try:
         for folder in store.root.iterdir():

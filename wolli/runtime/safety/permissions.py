@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # imported on first use: a session that runs no tool never lo
     from ...permissions.store import LoadedRules, PermissionStore, Scope
     from .gate import PermissionGate
     from .guarded import GuardedSession
+    from .handle import PermissionsHandle
 
 # Front ends where someone can answer a question (the others start in ``yolo``).
 INTERACTIVE_MODES = frozenset({"tui", "plain", "acp"})
@@ -100,7 +101,7 @@ class HostPermissions:
         self._cache[store.cwd] = (stamp, loaded)
         return loaded
 
-    def handle(self, session: object = None) -> Any:
+    def handle(self, session: object = None) -> PermissionsHandle:
         """What extensions hold (``wolli.permissions``; ``ctx.permissions`` binds a session)."""
         from .handle import PermissionsHandle
 

@@ -14,6 +14,7 @@ list, deny); where nobody can answer it is refused.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,12 @@ from ..events import NoticeEvent
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
+    from ...extensions.context import ExtensionUI
     from ...extensions.host import ExtensionHost
     from ...permissions.policy import Decision
     from ...tools.environment import Environment
+    from ...tools.sandbox.bwrap import Availability
+    from ...tools.sandbox.proxy import NetworkProxy
 
 NETWORK_MODES = ("proxy", "none", "open")
 FALLBACKS = ("ask", "refuse")
@@ -80,16 +84,16 @@ def read_settings(settings: Settings) -> SandboxSettings:
 class SandboxService:
     def __init__(self, host: ExtensionHost) -> None:
         self.host = host
-        self._availability: object = None
+        self._availability: Availability | None = None
         self._reported = False
-        self._proxy: Any = None
+        self._proxy: NetworkProxy | None = None
         self._policy: tuple[Any, tuple[bool, Decision | None]] | None = None
 
     @property
     def settings(self) -> SandboxSettings:
         return read_settings(self.host.settings)
 
-    def availability(self) -> Any:
+    def availability(self) -> Availability:
         if self._availability is None:
             from ...tools.sandbox.bwrap import probe
 
@@ -99,7 +103,7 @@ class SandboxService:
     def active(self) -> bool:
         return self.settings.enabled and self.availability().usable
 
-    def report(self, deliver: Any) -> None:
+    def report(self, deliver: Callable[[NoticeEvent], object]) -> None:
         """Say once (per process) what the sandbox does or why it cannot."""
         config = self.settings
         if self._reported or not config.enabled:
@@ -146,9 +150,10 @@ class SandboxService:
         config = self.settings
         writable = [find_project_root(cwd), cwd, *config.writable]
         program = self.availability().program
+        assert program is not None  # active() means bwrap was found
         return sandboxed(env, SandboxConfig(program, writable, config.network, self._proxy_socket))
 
-    async def refuse_user_command(self, ui: Any) -> str | None:
+    async def refuse_user_command(self, ui: ExtensionUI) -> str | None:
         """``!cmd`` with the sandbox unavailable: why it does not run, or None to run it."""
         config = self.settings
         if not config.enabled or self.availability().usable:

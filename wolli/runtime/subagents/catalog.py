@@ -21,9 +21,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...config.subagent_files import SubagentDefinition, SubagentFileError, load_subagent_file
+
+if TYPE_CHECKING:
+    from ...config.settings import Settings
 
 APPROVALS_FILE = "subagent-approvals.json"
 PROJECT_FOLDER = (".claude", "agents")
@@ -61,7 +64,7 @@ class Loaded:
 
 
 class SubagentCatalog:
-    def __init__(self, home: Path, settings: Any, registered: dict[str, SubagentDefinition] | None = None,
+    def __init__(self, home: Path, settings: Settings, registered: dict[str, SubagentDefinition] | None = None,
                  installed: Callable[[], list[Path]] | None = None) -> None:
         self.home = home
         self.settings = settings

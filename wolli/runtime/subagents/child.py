@@ -13,22 +13,63 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ...config.subagent_files import SubagentDefinition
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from ...agent.tool import ToolDefinition
+    from ...ai.abort import AbortSignal
+    from ...ai.models import ModelRegistry
     from ...ai.types import Model
+    from ...config.settings import Settings
+    from ...extensions.context import ExtensionUI
+    from ...extensions.host import ContextView
     from ...permissions.modes import PermissionMode
     from ...permissions.prompt import PermissionAnswer, PermissionRequest
+    from ..live.live_session import LiveSession
     from ..live.services import ToolOwner
+    from ..resources.loading import ResourceSet
+    from ..safety.checkpointing import TurnCheckpoints
+    from .catalog import SubagentCatalog
 
 # Strictest first: a child runs in its definition's mode only when that is no looser than
 # its parent's (``bypassPermissions`` in a file cannot lift a parent out of plan mode).
 STRICTNESS: tuple[str, ...] = ("plan", "default", "accept-edits", "yolo")
 # Claude Code's model aliases -> a fragment of the model ids of that family.
 MODEL_ALIASES = {"haiku": "haiku", "sonnet": "sonnet", "opus": "opus"}
+T = TypeVar("T")
+
+
+class SubagentHost(Protocol):
+    """What running subagents needs of the host (``runtime.host.agent_host.AgentHost``,
+    which this room may not import): its session services plus the subagent catalog."""
+
+    @property
+    def subagents(self) -> SubagentCatalog: ...
+
+    @property
+    def subagent_runs(self) -> dict[str, Any]: ...  # id -> runner.ChildProgress (runner imports this module)
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def ui(self) -> ExtensionUI: ...
+
+    @property
+    def model_registry(self) -> ModelRegistry: ...
+
+    def resources(self, cwd: str) -> ResourceSet: ...
+
+    def create_tools(self, cwd: str, session: ToolOwner | None = None) -> list[ToolDefinition]: ...
+
+    # The session is a LiveSession; the host's own signature names it.
+    def handler_context(self, session: Any) -> ContextView: ...
+
+    def release_handle(self, session: LiveSession) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -41,8 +82,8 @@ class SubagentInfo:
     tool_call_id: str
     description: str = ""
 
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
+    def __getitem__(self, key: str) -> str:
+        return str(getattr(self, key))
 
 
 def child_mode(parent_mode: str, requested: str | None) -> PermissionMode:
@@ -67,7 +108,7 @@ def may_ask(definition: SubagentDefinition) -> bool:
     return definition.ask_user
 
 
-def resolve_model(requested: str | None, parent_model: Model | None, registry: Any) -> tuple[Model | None, str | None]:
+def resolve_model(requested: str | None, parent_model: Model | None, registry: ModelRegistry) -> tuple[Model | None, str | None]:
     """The child's model and, when the definition's could not be used, why (the parent's
     model is used then: a Claude Code file saying ``model: haiku`` still runs on a machine
     with only a local model)."""
@@ -91,7 +132,7 @@ def resolve_model(requested: str | None, parent_model: Model | None, registry: A
 class ChildUI:
     """The parent's UI as a child sees it."""
 
-    def __init__(self, parent_ui: Any, name: str, allowed: bool) -> None:
+    def __init__(self, parent_ui: ExtensionUI, name: str, allowed: bool) -> None:
         self._parent = parent_ui
         self._name = name
         self.allowed = allowed and bool(getattr(parent_ui, "has_ui", False))
@@ -106,33 +147,46 @@ class ChildUI:
     def _title(self, title: str) -> str:
         return f"[{self._name}] {title}"
 
-    async def ask_permission(self, request: PermissionRequest, *, signal: Any = None) -> PermissionAnswer:
+    async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         from ...permissions.prompt import PermissionAnswer
 
         if not self.can_ask_permission:
             return PermissionAnswer.cancelled()
         named = dataclasses.replace(request, reason=f"subagent {self._name}: {request.reason}")
-        return await self._parent.ask_permission(named, signal=signal)  # type: ignore[no-any-return]
+        return await self._parent.ask_permission(named, signal=signal)
 
-    async def select(self, title: str, options: list[Any], **kwargs: Any) -> Any:
-        return await self._parent.select(self._title(title), options, **kwargs) if self.allowed else None
+    async def select(self, title: str, options: Sequence[T], *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> T | None:
+        if not self.allowed:
+            return None
+        return await self._parent.select(self._title(title), options, timeout=timeout, signal=signal)
 
-    async def confirm(self, title: str, message: str = "", **kwargs: Any) -> bool:
-        return bool(await self._parent.confirm(self._title(title), message, **kwargs)) if self.allowed else False
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      signal: AbortSignal | None = None) -> bool:
+        if not self.allowed:
+            return False
+        return bool(await self._parent.confirm(self._title(title), message, timeout=timeout, signal=signal))
 
-    async def input(self, title: str, placeholder: str | None = None, **kwargs: Any) -> str | None:
-        return await self._parent.input(self._title(title), placeholder, **kwargs) if self.allowed else None  # type: ignore[no-any-return]
+    async def input(self, title: str, placeholder: str | None = None, *, timeout: float | None = None,
+                    signal: AbortSignal | None = None) -> str | None:
+        if not self.allowed:
+            return None
+        return await self._parent.input(self._title(title), placeholder, timeout=timeout, signal=signal)
 
-    async def editor(self, title: str, prefill: str | None = None, **kwargs: Any) -> str | None:
-        return await self._parent.editor(self._title(title), prefill, **kwargs) if self.allowed else None  # type: ignore[no-any-return]
+    async def editor(self, title: str, prefill: str | None = None, *, timeout: float | None = None,
+                     signal: AbortSignal | None = None) -> str | None:
+        if not self.allowed:
+            return None
+        return await self._parent.editor(self._title(title), prefill, timeout=timeout, signal=signal)
 
-    async def custom(self, factory: Any, **kwargs: Any) -> Any:
-        return await self._parent.custom(factory, **kwargs) if self.allowed else None
+    # Answers what the author's component hands back (as ``ExtensionUI.custom``).
+    async def custom(self, factory: Callable[..., Any], *, overlay: bool = False) -> Any:
+        return await self._parent.custom(factory, overlay=overlay) if self.allowed else None
 
     def notify(self, message: str, level: str = "info") -> None:
         self._parent.notify(f"[{self._name}] {message}", level)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         if name in _SCREEN_SETTERS:
             # A child has no screen of its own: an extension setting up its status, widgets
             # or editor on a child's session_start must not take over the parent's.
@@ -147,20 +201,22 @@ _SCREEN_SETTERS = frozenset({
 })
 
 
-def _ignore(*args: Any, **kwargs: Any) -> None:
+def _ignore(*args: object, **kwargs: object) -> None:
     return None
 
 
 class ChildServices:
     """The host's services for one child session (see the module docstring)."""
 
-    def __init__(self, host: Any, ui: ChildUI, info_ref: list[SubagentInfo], parent_checkpoints: Any = None) -> None:
+    def __init__(self, host: SubagentHost, ui: ChildUI, info_ref: list[SubagentInfo],
+                 parent_checkpoints: TurnCheckpoints | None = None) -> None:
         self._host = host
         self.ui = ui
         self._parent_checkpoints = parent_checkpoints
         # Filled once the child's session id is known (the session is built with these).
         self._info_ref = info_ref
 
+    # Everything else is the host's, as it is (a proxy: its members are SessionServices').
     def __getattr__(self, name: str) -> Any:
         return getattr(self._host, name)
 
@@ -173,11 +229,12 @@ class ChildServices:
 
         return [t for t in self._host.create_tools(cwd, session) if t.name not in NEVER_FOR_CHILDREN]
 
-    def handler_context(self, session: Any) -> Any:
+    def handler_context(self, session: LiveSession) -> ContextView:
         base = self._host.handler_context(session)
-        return dataclasses.replace(base, ui=self.ui, subagent=self.info)
+        # The host's ctx is its HandlerContext dataclass (a room above this one).
+        return dataclasses.replace(base, ui=self.ui, subagent=self.info)  # type: ignore[type-var]
 
-    def make_checkpoints(self, session: Any) -> Any:
+    def make_checkpoints(self, session: LiveSession) -> TurnCheckpoints | ChildCheckpoints:
         """The child's file checkpoints go into its parent's turn (see :class:`ChildCheckpoints`)."""
         if self._parent_checkpoints is None:
             from ..safety.checkpointing import TurnCheckpoints
@@ -196,7 +253,7 @@ class ChildCheckpoints:
     parent settles files changed more than once when its own run ends, and keeps its store.
     """
 
-    def __init__(self, parent: Any, info_ref: list[SubagentInfo]) -> None:
+    def __init__(self, parent: TurnCheckpoints, info_ref: list[SubagentInfo]) -> None:
         self._parent = parent
         self._info_ref = info_ref
 

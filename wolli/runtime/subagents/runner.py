@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ...agent.tool import ToolResult
+from ...agent.tool import OnUpdate, ToolResult
 from ...ai.types import TextContent
 from ...config.subagent_files import SubagentDefinition
-from ..events import SubagentEndEvent, SubagentEvent, SubagentStartEvent, SubagentStatus
-from .child import ChildServices, ChildUI, SubagentInfo, child_mode, may_ask, resolve_model
+from ..events import SessionEvent, SubagentEndEvent, SubagentEvent, SubagentStartEvent, SubagentStatus
+from .child import ChildServices, ChildUI, SubagentHost, SubagentInfo, child_mode, may_ask, resolve_model
 from .tool_selection import select_tools
 
 if TYPE_CHECKING:
+    from ...ai.abort import AbortSignal
     from ...session.manager import SessionManager
     from ..live.live_session import LiveSession
 
@@ -62,33 +63,32 @@ class ChildProgress:
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
 
-    def observe(self, event: Any) -> bool:
+    def observe(self, event: SessionEvent) -> bool:
         """Fold one child event in; True when it is worth a partial result."""
-        kind = event.type
-        if kind == "tool_execution_start":
+        if event.type == "tool_execution_start":
             self.current_tool = event.tool_name
             self.tool_calls += 1
             path = event.args.get("path") if isinstance(event.args, dict) else None
             if event.tool_name in _WRITING_TOOLS and isinstance(path, str):
                 self._paths[event.tool_call_id] = path
             return True
-        if kind == "tool_execution_end":
+        if event.type == "tool_execution_end":
             self.current_tool = None
             path = self._paths.pop(event.tool_call_id, None)
             if path is not None and not event.is_error and path not in self.changed_files:
                 if len(self.changed_files) < MAX_CHANGED_FILES:
                     self.changed_files.append(path)
             return True
-        if kind == "message_end" and getattr(event.message, "role", None) == "assistant":
+        if event.type == "message_end" and event.message.role == "assistant":
             usage = event.message.usage
             self.input_tokens += usage.input + usage.cache_read + usage.cache_write
             self.output_tokens += usage.output
             return True
-        if kind == "turn_end":
+        if event.type == "turn_end":
             self.turns += 1
         return False
 
-    def details(self, status: str, **extra: Any) -> dict[str, Any]:
+    def details(self, status: str, **extra: object) -> dict[str, Any]:
         return {
             "subagent": self.info.name,
             "sessionId": self.info.id,
@@ -115,15 +115,15 @@ class ChildProgress:
 
 
 async def run_child(
-    host: Any,
+    host: SubagentHost,
     parent: LiveSession,
     definition: SubagentDefinition,
     *,
     prompt: str,
     description: str,
     tool_call_id: str,
-    signal: Any,
-    on_update: Any,
+    signal: AbortSignal | None,
+    on_update: OnUpdate,
 ) -> ToolResult:
     """Run ``definition`` on ``prompt`` as a child of ``parent``; its answer as a tool result."""
     from ..live.live_session import LiveSession
@@ -155,7 +155,7 @@ async def run_child(
     host.subagent_runs[info.id] = progress
     max_turns_hit = False
 
-    def forward(event: Any) -> None:
+    def forward(event: SessionEvent) -> None:
         nonlocal max_turns_hit
         parent.publish(SubagentEvent(info.id, info.name, tool_call_id, event))
         if progress.observe(event):
@@ -214,7 +214,7 @@ def _child_manager(parent: LiveSession, definition: SubagentDefinition, tool_cal
                                  parent_session=parent_file, subagent=origin)
 
 
-def _preloaded_skills(host: Any, cwd: str, definition: SubagentDefinition) -> str:
+def _preloaded_skills(host: SubagentHost, cwd: str, definition: SubagentDefinition) -> str:
     """The full text of the skills the definition names (Claude Code preloads them)."""
     if not definition.skills:
         return ""
@@ -229,7 +229,7 @@ def _preloaded_skills(host: Any, cwd: str, definition: SubagentDefinition) -> st
     return "\n\n".join(parts)
 
 
-def _outcome(child: LiveSession, signal: Any, max_turns_hit: bool,
+def _outcome(child: LiveSession, signal: AbortSignal | None, max_turns_hit: bool,
              definition: SubagentDefinition) -> tuple[SubagentStatus, str, str | None]:
     answers = [m for m in child.messages if getattr(m, "role", None) == "assistant"]
     last = answers[-1] if answers else None
@@ -252,7 +252,7 @@ def _result_text(answer: str, progress: ChildProgress) -> str:
     return text
 
 
-def _follow_mode(event: Any, child: LiveSession, definition: SubagentDefinition) -> None:
+def _follow_mode(event: SessionEvent, child: LiveSession, definition: SubagentDefinition) -> None:
     """The parent's mode changed while the child runs: the child follows when that is
     stricter (plan mode entered mid-run binds running children at once)."""
     if event.type != "permission_mode_change" or child.closed:

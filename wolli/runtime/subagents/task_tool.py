@@ -12,13 +12,16 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
-from ...agent.tool import ToolDefinition
+from ...agent.tool import LazyParameters, OnUpdate, ToolDefinition, ToolResult
 from .catalog import GENERAL_PURPOSE
 
 if TYPE_CHECKING:
+    from ...ai.abort import AbortSignal
+    from ...config.settings import Settings
     from ...config.subagent_files import SubagentDefinition
+    from ..live.live_session import LiveSession
+    from .child import SubagentHost
+    from .task_params import TaskParams
 
 TASK_TOOL = "task"
 DEFAULT_MAX_PARALLEL = 4
@@ -26,16 +29,34 @@ _MAX_LISTED = 100
 _MAX_DESCRIPTION = 400
 
 
-class TaskParams(BaseModel):
-    subagent_type: str = Field(
-        default=GENERAL_PURPOSE.name,
-        description="The name of the subagent to hand the task to (one of those listed in this tool's description).",
-    )
-    description: str = Field(description="A short (3-5 word) label for the task, shown to the user.")
-    prompt: str = Field(
-        description="The task for the subagent, complete and self-contained: it sees nothing of this "
-                    "conversation, only this text."
-    )
+# Written out so the first request needs neither pydantic nor the class (``task_params``);
+# tests/unit/test_tool_schemas.py keeps it equal to what TaskParams generates.
+TASK_SCHEMA: dict[str, Any] = {
+    "properties": {
+        "subagent_type": {
+            "default": GENERAL_PURPOSE.name,
+            "description": "The name of the subagent to hand the task to (one of those listed in this tool's description).",
+            "type": "string",
+        },
+        "description": {
+            "description": "A short (3-5 word) label for the task, shown to the user.",
+            "type": "string",
+        },
+        "prompt": {
+            "description": "The task for the subagent, complete and self-contained: it sees nothing of this "
+                           "conversation, only this text.",
+            "type": "string",
+        },
+    },
+    "required": ["description", "prompt"],
+    "type": "object",
+}
+
+
+def _task_params() -> type[TaskParams]:
+    from .task_params import TaskParams
+
+    return TaskParams
 
 
 def describe(definitions: list[SubagentDefinition]) -> str:
@@ -59,7 +80,7 @@ def _short(text: str) -> str:
 class ParallelLimit:
     """At most ``subagents.maxParallel`` children of one session at a time."""
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._semaphore: asyncio.Semaphore | None = None
         self._size = 0
@@ -72,12 +93,13 @@ class ParallelLimit:
         return self._semaphore
 
 
-def create_task_tool(host: Any, session: Any) -> ToolDefinition:
+def create_task_tool(host: SubagentHost, session: LiveSession) -> ToolDefinition:
     """The ``task`` tool of one (top-level) session."""
     definitions = list(host.subagents.definitions(session.cwd).values())
     limit = ParallelLimit(host.settings)
 
-    async def execute(tool_call_id: str, params: TaskParams, signal: Any, on_update: Any, ctx: Any) -> Any:
+    async def execute(tool_call_id: str, params: TaskParams, signal: AbortSignal | None, on_update: OnUpdate,
+                      ctx: object) -> ToolResult:
         from .runner import run_child
 
         definition = host.subagents.find(session.cwd, params.subagent_type)
@@ -96,7 +118,7 @@ def create_task_tool(host: Any, session: Any) -> ToolDefinition:
         name=TASK_TOOL,
         label="Task",
         description=describe(definitions),
-        parameters=TaskParams,
+        parameters=LazyParameters(TASK_SCHEMA, _task_params),
         execute=execute,
         prompt_snippet="hand a self-contained task to a subagent (several calls run in parallel)",
         source="builtin",

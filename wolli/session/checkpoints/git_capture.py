@@ -41,7 +41,7 @@ class GitSnapshot:
     note: str | None = None
 
 
-def _git(cwd: str, *args: str, binary: bool = False) -> Any:
+def _git(cwd: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
                           stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
                           text=not binary)

@@ -16,6 +16,7 @@ import hashlib
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class HashCache:
     def __init__(self) -> None:
         self._known: dict[str, tuple[tuple[int, int, int, int], str]] = {}
 
-    def sha(self, path: str, st: os.stat_result, read: Any) -> str:
+    def sha(self, path: str, st: os.stat_result, read: Callable[[], str]) -> str:
         key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         found = self._known.get(path)
         if found is not None and found[0] == key:

@@ -7,9 +7,12 @@ project's ``.claude/agents/`` files as they are now (docs/subagents.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ....runtime.host.agent_host import AgentHost
 
 ACTIONS = ("list", "approve", "deny")
 
@@ -36,7 +39,7 @@ async def agents(ctx: CommandContext, args: str) -> None:
     ctx.front.notify(f"Project subagents {verb}: {', '.join(names)}")
 
 
-def report(host: Any, cwd: str) -> str:
+def report(host: AgentHost, cwd: str) -> str:
     loaded = host.subagents.load(cwd)
     lines = []
     for name, definition in sorted(loaded.definitions.items()):

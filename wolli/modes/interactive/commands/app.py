@@ -11,7 +11,7 @@ from .definition import BuiltinCommand, CommandContext
 async def hotkeys(ctx: CommandContext, args: str) -> None:
     from ..hotkeys import hotkeys_report
 
-    shortcuts = ctx.host.extensions.registry.shortcuts if ctx.host is not None else None
+    shortcuts = ctx.host_or_none.extensions.registry.shortcuts if ctx.host_or_none is not None else None
     ctx.front.show_text("Keys", hotkeys_report(shortcuts))
 
 

@@ -4,16 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .front import Front
+
+if TYPE_CHECKING:
+    from ....runtime.host.agent_host import AgentHost
+    from ....runtime.live.live_session import LiveSession
+
+
+class NotStarted(RuntimeError):
+    """A command reached for the session before the client had started it."""
 
 
 @dataclass
 class CommandContext:
+    """What a command runs with. Clients build one before their session is up too (the
+    completion menu lists commands at once), so the host and the active session may still
+    be missing: ``host``/``session`` are for commands, which run once it is started, and
+    raise a clear error otherwise; ``host_or_none``/``session_or_none`` are for code that
+    also runs before."""
+
     front: Front
-    host: Any  # runtime.host.AgentHost
-    session: Any  # the active runtime.session.LiveSession
+    host_or_none: AgentHost | None
+    session_or_none: LiveSession | None
+
+    @property
+    def host(self) -> AgentHost:
+        if self.host_or_none is None:
+            raise NotStarted("the session has not started yet")
+        return self.host_or_none
+
+    @property
+    def session(self) -> LiveSession:
+        if self.session_or_none is None:
+            raise NotStarted("the session has not started yet")
+        return self.session_or_none
 
 
 Run = Callable[[CommandContext, str], Awaitable[None]]

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..settings_form import SettingField
 
 if TYPE_CHECKING:
+    from ....ai.types import Model
     from ....runtime.live.live_session import LiveSession
+    from ....session.listing import SessionInfo
 
 
 @dataclass
@@ -24,8 +26,8 @@ class SessionSource:
     """What the session picker lists, and what it may do to a session besides opening it."""
 
     cwd: str
-    list_here: Callable[[], list[Any]]  # SessionInfo of this folder, newest first
-    list_all: Callable[[], list[Any]]  # SessionInfo of every folder, newest first
+    list_here: Callable[[], list[SessionInfo]]  # this folder's, newest first
+    list_all: Callable[[], list[SessionInfo]]  # every folder's, newest first
     rename: Callable[[str, str], None]  # (session file, new name)
     delete: Callable[[str], None]  # session file; refuses the open session
     current_file: str | None = None
@@ -69,7 +71,7 @@ class Front(Protocol):
 
     async def confirm(self, title: str, message: str) -> bool: ...
 
-    async def pick_model(self, models: list[Any], current: Any, search: str) -> Any | None:
+    async def pick_model(self, models: list[Model], current: Model | None, search: str) -> Model | None:
         """One of ``models`` (fuzzy search starting from ``search``), or None."""
 
     async def pick_session(self, source: SessionSource) -> str | None:

@@ -20,7 +20,7 @@ ACTIONS = ("list", "reconnect", "enable", "disable", "log", "login", "approve")
 
 
 def _link(ctx: CommandContext) -> McpLink | None:
-    return ctx.host.mcp if ctx.host is not None else None
+    return ctx.host_or_none.mcp if ctx.host_or_none is not None else None
 
 
 async def mcp(ctx: CommandContext, args: str) -> None:

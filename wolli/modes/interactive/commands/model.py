@@ -54,7 +54,7 @@ async def select_model(ctx: CommandContext, args: str) -> None:
     search = args.strip()
     exact = [m for m in models if search and search in (model_key(m), m.id)]
     if len(exact) == 1:
-        chosen: Any = exact[0]
+        chosen: Model | None = exact[0]
     else:
         chosen = await ctx.front.pick_model(models, ctx.session.model, search)
     if chosen is not None and await choose_model(ctx, chosen):
@@ -100,7 +100,7 @@ def scoped_models(host: AgentHost) -> list[tuple[Any, str | None]]:
     return out
 
 
-async def cycle_model(ctx: CommandContext, step: int) -> Any:
+async def cycle_model(ctx: CommandContext, step: int) -> Model | None:
     """The next (``step`` 1) or previous (-1) scoped model; None when there is no other."""
     scope = scoped_models(ctx.host)
     if not scope:

@@ -11,14 +11,17 @@ extension (of a package or a loose file) on or off. The work is docs/packages.md
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ....packages.manager import PackageManager
 
 USAGE = "/packages [install SOURCE | remove NAME | update [NAME] | enable NAME | disable NAME]"
 
 
-def _manager(ctx: CommandContext) -> Any:
+def _manager(ctx: CommandContext) -> PackageManager:
     from ....packages.manager import PackageManager
 
     return PackageManager(ctx.host.home, ctx.host.settings)
@@ -100,7 +103,7 @@ async def packages(ctx: CommandContext, args: str) -> None:
         ctx.front.notify(str(exc), "error")
 
 
-async def _list_and_offer(ctx: CommandContext, manager: Any) -> None:
+async def _list_and_offer(ctx: CommandContext, manager: PackageManager) -> None:
     records = manager.records()
     ctx.front.show_text("Packages", packages_report(records, ctx.host.extensions.infos(),
                                                     ctx.host.extensions.installed.plugins))
@@ -121,7 +124,7 @@ async def _list_and_offer(ctx: CommandContext, manager: Any) -> None:
     await _apply(ctx, f"{record.name} is {'enabled' if record.enabled else 'disabled'}.")
 
 
-def _is_package(manager: Any, name: str) -> bool:
+def _is_package(manager: PackageManager, name: str) -> bool:
     from ....packages.sources import canonical_name
 
     return any(r.key == canonical_name(name) for r in manager.records())

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from ....permissions.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
 from ....permissions.rules import RULE_KINDS
-from ....permissions.store import SCOPES
+from ....permissions.store import SCOPES, Scope
 from .definition import BuiltinCommand, CommandContext
 
 if TYPE_CHECKING:
     from ....runtime.live.live_session import LiveSession
 
-_SAVED_SCOPES = ("project", "user", "global")
+_SAVED_SCOPES: tuple[Scope, ...] = ("project", "user", "global")
 _SCOPE_HELP = {
     "project": "this project only (kept in your agent home)",
     "user": "every project (the agent's settings.json)",
@@ -82,9 +82,10 @@ async def _set_mode(ctx: CommandContext, name: str) -> None:
 
 async def _add(ctx: CommandContext, kind: str, text: str) -> None:
     *rule_words, last = text.split(" ") if text else [""]
-    scope = "project"
-    if last in _SAVED_SCOPES and rule_words:
-        scope, text = last, " ".join(rule_words)
+    scope: Scope = "project"
+    saved_scope = next((s for s in _SAVED_SCOPES if s == last), None)
+    if saved_scope is not None and rule_words:
+        scope, text = saved_scope, " ".join(rule_words)
     if not text.strip():
         text = await ctx.front.input(f"The {kind} rule (e.g. Bash(git diff:*), Edit(src/**), Read(~/.ssh/**))") or ""
         if not text.strip():

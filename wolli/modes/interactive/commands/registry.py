@@ -61,7 +61,7 @@ async def run_builtin(ctx: CommandContext, text: str) -> bool:
     if found is None:
         return False
     command, args = found
-    if command.needs_idle and ctx.session is not None and not ctx.session.is_idle():
+    if command.needs_idle and ctx.session_or_none is not None and not ctx.session_or_none.is_idle():
         ctx.front.notify(f"/{command.name} waits until the agent is idle: let it finish or press Esc.", "warning")
         return True
     try:
@@ -71,7 +71,7 @@ async def run_builtin(ctx: CommandContext, text: str) -> bool:
     return True
 
 
-def command_entries(host: AgentHost, session: LiveSession, *, include_hidden: bool = False) -> list[CommandEntry]:
+def command_entries(host: AgentHost | None, session: LiveSession | None, *, include_hidden: bool = False) -> list[CommandEntry]:
     """Built-ins, then extension commands, prompt templates and skills."""
     seen: set[str] = set()
     out: list[CommandEntry] = []
@@ -109,7 +109,7 @@ async def argument_completions(ctx: CommandContext, name: str, prefix: str) -> l
     command = builtin_commands().get(name)
     if command is not None:
         return command.complete(ctx, prefix) if command.complete is not None else None
-    registered = ctx.host.find_command(name) if ctx.host is not None else None
+    registered = ctx.host_or_none.find_command(name) if ctx.host_or_none is not None else None
     fn = getattr(registered, "get_argument_completions", None)
     if fn is None:
         return None

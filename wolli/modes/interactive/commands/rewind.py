@@ -10,9 +10,12 @@ In the TUI, Esc twice on an empty editor opens it.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .definition import BuiltinCommand, CommandContext
+
+if TYPE_CHECKING:
+    from ....runtime.safety.rewind import RewindPoint
 
 SCOPE_CHOICES = {
     "Code and conversation": "both",
@@ -26,7 +29,7 @@ CONFLICT_CHOICES = {
 }
 
 
-def point_label(point: Any, cwd: str) -> str:
+def point_label(point: RewindPoint, cwd: str) -> str:
     from ..tool_text import short_path
 
     when = _clock(point.timestamp)

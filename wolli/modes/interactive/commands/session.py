@@ -10,6 +10,7 @@ from .front import SessionSource
 
 if TYPE_CHECKING:
     from ....runtime.live.live_session import LiveSession
+    from ....session.entries import SessionEntry
 
 
 async def new_session(ctx: CommandContext, args: str) -> None:
@@ -41,7 +42,7 @@ def _user_entries(session: LiveSession) -> list[tuple[Any, str]]:
     return out
 
 
-async def _open_subagent(ctx: CommandContext, entry: Any) -> bool:
+async def _open_subagent(ctx: CommandContext, entry: SessionEntry) -> bool:
     """A subagent's ``task`` result chosen in /tree: open the child's session (its whole
     conversation), or go on to move there. True when the choice was handled here."""
     from ....session.subagent_links import link_of
@@ -97,7 +98,7 @@ async def tree(ctx: CommandContext, args: str) -> None:
         return
     message: Any = getattr(entry, "message", None)
     editor_text = None
-    target = entry.id
+    target: str | None = entry.id
     if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "user":
         from ..tree_rows import content_text
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Button, Static
 
-from .dialog_base import TimedDialog
+from .dialog_base import DialogOptions, TimedDialog
 
 
 class ConfirmDialog(TimedDialog[bool]):
@@ -19,7 +19,7 @@ class ConfirmDialog(TimedDialog[bool]):
         Binding("left,right", "toggle_focus", show=False),
     ]
 
-    def __init__(self, title: str, message: str = "", **kwargs: Any) -> None:
+    def __init__(self, title: str, message: str = "", **kwargs: Unpack[DialogOptions]) -> None:
         super().__init__(title, cancel_value=False, **kwargs)
         self.message = message
 

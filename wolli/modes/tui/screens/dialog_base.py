@@ -8,8 +8,8 @@ while such a dialog is open.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Generic, TypedDict, TypeVar
 
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -23,12 +23,19 @@ from ....ai.abort import AbortSignal
 T = TypeVar("T")
 
 
+class DialogOptions(TypedDict, total=False):
+    """What every dialog takes besides its own arguments (passed on by the subclasses)."""
+
+    timeout: float | None
+    signal: AbortSignal | None
+
+
 class TimedDialog(ModalScreen[T], Generic[T]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
     DEFAULT_CLASSES = "dialog"
     BOX_CLASSES = "dialog-box"
 
-    def __init__(self, title: str, *, timeout: float | None = None, signal: AbortSignal | None = None, cancel_value: Any = None) -> None:
+    def __init__(self, title: str, *, timeout: float | None = None, signal: AbortSignal | None = None, cancel_value: T | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.timeout = timeout
@@ -37,7 +44,7 @@ class TimedDialog(ModalScreen[T], Generic[T]):
         self.countdown = Static("", classes="dialog-countdown", markup=False)
         self._deadline: float | None = None
         self._timer: Timer | None = None
-        self._unsubscribe: Any = None
+        self._unsubscribe: Callable[[], None] | None = None
         self._answered = False
 
     def body(self) -> Iterable[Widget]:
@@ -78,7 +85,7 @@ class TimedDialog(ModalScreen[T], Generic[T]):
             return
         self.countdown.update(f"closes in {int(left) + 1}s")
 
-    def close(self, value: Any) -> None:
+    def close(self, value: T | None) -> None:
         if self._answered:
             return
         self._answered = True

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from textual.binding import Binding
 from textual.widgets import Static, TextArea
 
-from .dialog_base import TimedDialog
+from .dialog_base import DialogOptions, TimedDialog
 
 
 class EditorDialog(TimedDialog[str | None]):
@@ -17,7 +17,7 @@ class EditorDialog(TimedDialog[str | None]):
     ]
     BOX_CLASSES = "dialog-box dialog-wide"
 
-    def __init__(self, title: str, prefill: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, title: str, prefill: str | None = None, **kwargs: Unpack[DialogOptions]) -> None:
         super().__init__(title, **kwargs)
         self.field = TextArea(prefill or "", id="dialog-editor", soft_wrap=True)
 

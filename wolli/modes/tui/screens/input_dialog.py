@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from textual.widgets import Input
 
-from .dialog_base import TimedDialog
+from .dialog_base import DialogOptions, TimedDialog
 
 
 class InputDialog(TimedDialog[str | None]):
     def __init__(self, title: str, placeholder: str | None = None, *, value: str = "", password: bool = False,
-                 **kwargs: Any) -> None:
+                 **kwargs: Unpack[DialogOptions]) -> None:
         super().__init__(title, **kwargs)
         self.field = Input(value=value, placeholder=placeholder or "", password=password, id="dialog-input")
 

@@ -22,7 +22,7 @@ def _tokens(n: int) -> str:
 
 
 class ModelPicker(PickerScreen):
-    def __init__(self, models: list[Any], current: Any, search: str = "") -> None:
+    def __init__(self, models: list[Model], current: Model | None, search: str = "") -> None:
         super().__init__("Choose a model", search)
         self.models = list(models)
         self.current_key = _key(current) if current is not None else None

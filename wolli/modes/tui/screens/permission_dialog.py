@@ -9,7 +9,7 @@ model, so it is drawn as plain text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Unpack
 
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -27,7 +27,7 @@ from ....permissions.prompt import (
     shown,
 )
 from ....permissions.rules import split_rule_list
-from .dialog_base import TimedDialog
+from .dialog_base import DialogOptions, TimedDialog
 
 _KEYS = {ALLOW_ONCE: "y", ALLOW_ALWAYS: "a", REJECT_ONCE: "n", REJECT_WITH_MESSAGE: "m", REJECT_ALWAYS: "d"}
 
@@ -39,7 +39,7 @@ class PermissionDialog(TimedDialog[PermissionAnswer]):
     ]
     BOX_CLASSES = "dialog-box dialog-wide permission-box"
 
-    def __init__(self, request: PermissionRequest, **kwargs: Any) -> None:
+    def __init__(self, request: PermissionRequest, **kwargs: Unpack[DialogOptions]) -> None:
         call = request.tool_call
         super().__init__(shown(f"Allow {call.title}?"), cancel_value=PermissionAnswer.cancelled(), **kwargs)
         self.request = request

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Unpack
 
 from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ....extensions.ui import option_label, option_value
-from .dialog_base import TimedDialog
+from .dialog_base import DialogOptions, TimedDialog
 
 
 class SelectDialog(TimedDialog[Any]):
-    def __init__(self, title: str, options: list[Any], **kwargs: Any) -> None:
+    def __init__(self, title: str, options: Sequence[object], **kwargs: Unpack[DialogOptions]) -> None:
         super().__init__(title, **kwargs)
         self.options = list(options)
         # Text, not str: an option's label is shown as written ("[draft]" is no markup).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -18,6 +18,12 @@ from textual.binding import Binding
 from ...interactive.commands.front import SessionSource
 from ...interactive.session_search import content_matches, match_sessions, session_title
 from .picker_base import PickerScreen
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+    from textual.widgets import Input
+
+    from ....session.listing import SessionInfo
 
 CONTENT_SEARCH_DELAY_S = 0.25
 
@@ -51,10 +57,10 @@ class SessionPicker(PickerScreen):
         self.source = source
         self.scope = "here"
         self.by_date = True
-        self.sessions: list[Any] = []
-        self.found_in_content: list[Any] = []
+        self.sessions: list[SessionInfo] = []
+        self.found_in_content: list[SessionInfo] = []
         self._content_query = ""
-        self._content_timer: Any = None
+        self._content_timer: Timer | None = None
 
     def on_mount(self) -> None:
         self.load()
@@ -81,7 +87,7 @@ class SessionPicker(PickerScreen):
             matched += [s for s in self.found_in_content if s.path not in shown]
         return [(self._label(info, info in self.found_in_content), info.path) for info in matched]
 
-    def _label(self, info: Any, by_content: bool) -> Text:
+    def _label(self, info: SessionInfo, by_content: bool) -> Text:
         label = Text()
         current = self.source.current_file is not None and info.path == self.source.current_file
         label.append("● " if current else "  ", style="bold")
@@ -95,7 +101,7 @@ class SessionPicker(PickerScreen):
         label.append("\n\u200b    " + " · ".join(details), style="dim")  # (leading spaces alone are trimmed)
         return label
 
-    def on_input_changed(self, event: Any) -> None:
+    def on_input_changed(self, event: Input.Changed) -> None:
         super().on_input_changed(event)
         if self._content_timer is not None:
             self._content_timer.stop()
@@ -112,7 +118,7 @@ class SessionPicker(PickerScreen):
 
         self.run_worker(scan, thread=True, exclusive=True, group="content-search")
 
-    def _content_found(self, query: str, found: list[Any]) -> None:
+    def _content_found(self, query: str, found: list[SessionInfo]) -> None:
         if query != self.search.value.strip():
             return  # typed on meanwhile; a newer search follows
         self._content_query, self.found_in_content = query, found
@@ -132,18 +138,18 @@ class SessionPicker(PickerScreen):
         self._update_title()
         self.refill(keep=self.highlighted_value())
 
-    def _highlighted(self) -> tuple[Any, Any]:
-        """(file, SessionInfo) of the highlighted row, or (None, None)."""
+    def _highlighted(self) -> SessionInfo | None:
+        """The SessionInfo of the highlighted row, if any."""
         path = self.highlighted_value()
-        info = next((s for s in self.sessions + self.found_in_content if s.path == path), None)
-        return path, info
+        return next((s for s in self.sessions + self.found_in_content if s.path == path), None)
 
     def action_rename(self) -> None:
         from .input_dialog import InputDialog
 
-        path, info = self._highlighted()
+        info = self._highlighted()
         if info is None:
             return
+        path = info.path
 
         def renamed(name: str | None) -> None:
             if not name or not name.strip():
@@ -161,9 +167,10 @@ class SessionPicker(PickerScreen):
     def action_delete(self) -> None:
         from .confirm_dialog import ConfirmDialog
 
-        path, info = self._highlighted()
+        info = self._highlighted()
         if info is None:
             return
+        path = info.path
 
         def confirmed(yes: bool | None) -> None:
             if not yes:

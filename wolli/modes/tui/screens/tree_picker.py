@@ -75,8 +75,8 @@ class TreePicker(PickerScreen):
         on_path = [i for i, row in enumerate(self.tree_rows) if row.on_path]
         return on_path[-1] if on_path else max(0, len(ids) - 1)
 
-    def choose(self, value: Any) -> None:
-        if value is not None:
+    def choose(self, value: object) -> None:
+        if isinstance(value, str):  # an entry id
             self.close(TreeChoice(value))
 
     # ------------------------------------------------------------------ actions

@@ -20,6 +20,8 @@ from .thinking_block import ThinkingBlock
 
 if TYPE_CHECKING:
     from ....agent.messages import AgentMessage
+    from ....ai.types import AssistantMessage
+    from .markdown_view import ThemedMarkdown
 
 
 class AssistantMessageView(Vertical):
@@ -33,7 +35,7 @@ class AssistantMessageView(Vertical):
         self._blocks: dict[int, tuple[Any, int]] = {}
         self.error: Static | None = None
         # Set before mounting (a row rebuilt from history): shown once mounted.
-        self.pending_message: object = None
+        self.pending_message: AssistantMessage | None = None
         self._final = False
         self._ready = False  # mounted: children can be mounted into it
 
@@ -43,7 +45,7 @@ class AssistantMessageView(Vertical):
             message, self.pending_message = self.pending_message, None
             self.finish(message) if self._final else self.sync(message)
 
-    def sync(self, message: Any, final: bool = False) -> None:
+    def sync(self, message: AssistantMessage, final: bool = False) -> None:
         if not self._ready:
             self.pending_message = message
             return
@@ -68,12 +70,12 @@ class AssistantMessageView(Vertical):
             if final:  # history, or an answer that arrived in one piece: plain markdown
                 from .markdown_view import ThemedMarkdown  # markdown-it and Textual's Markdown: ~50 ms
 
-                widget: Any = ThemedMarkdown(terminal_safe(text))
+                widget: ThemedMarkdown | StreamingText = ThemedMarkdown(terminal_safe(text))
             else:
                 widget = StreamingText()
             self._blocks[index] = (widget, len(text))
             self.mount(widget)
-            if not final:
+            if isinstance(widget, StreamingText):  # not final
                 widget.update_text(terminal_safe(text))  # applied once it is mounted
             return
         widget, shown = known
@@ -98,7 +100,7 @@ class AssistantMessageView(Vertical):
             widget.append(terminal_safe(text[shown:]))
             self._blocks[index] = (widget, len(text))
 
-    def finish(self, message: Any) -> None:
+    def finish(self, message: AssistantMessage) -> None:
         """The final message: show whatever is left, and an error or abort line."""
         if not self._ready:
             self.pending_message, self._final = message, True

@@ -8,7 +8,6 @@ displayable). A factory that raises shows one error line in place of its widget.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from textual.containers import Vertical
 from textual.widget import Widget
@@ -26,7 +25,7 @@ class ExtensionSlot(Vertical):
         self.widgets: dict[str, Widget] = {}
         self.display = False
 
-    def set_widget(self, key: str, content: object, build: Callable[[str, Any], Widget]) -> None:
+    def set_widget(self, key: str, content: object, build: Callable[[str, Callable[..., object]], Widget]) -> None:
         old = self.widgets.pop(key, None)
         if old is not None:
             old.remove()
@@ -36,7 +35,7 @@ class ExtensionSlot(Vertical):
             self.mount(widget)
         self.display = bool(self.widgets)
 
-    def _make(self, key: str, content: object, build: Callable[[str, Any], Widget]) -> Widget:
+    def _make(self, key: str, content: object, build: Callable[[str, Callable[..., object]], Widget]) -> Widget:
         if callable(content):
             return build(key, content)  # a failing factory becomes its error line
         return Static(as_renderable(content) or "", classes="extension-widget")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
 from ....base.text_safety import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ....agent.messages import BashExecutionMessage, CustomMessage
 
 
 class BashExecutionView(Static):
@@ -15,7 +20,7 @@ class BashExecutionView(Static):
 
     DEFAULT_CLASSES = "message bash-execution"
 
-    def __init__(self, message: Any) -> None:
+    def __init__(self, message: BashExecutionMessage) -> None:
         text = Text()
         text.append(("!! " if message.exclude_from_context else "! ") + terminal_safe(message.command) + "\n",
                     style="bold")
@@ -58,7 +63,7 @@ class CustomMessageView(Static):
 
     DEFAULT_CLASSES = "message custom-message"
 
-    def __init__(self, message: Any, body: Any = None, error: Text | None = None) -> None:
+    def __init__(self, message: CustomMessage, body: RenderableType | None = None, error: Text | None = None) -> None:
         if body is None:  # no renderer, or it failed: the label and the text, then the error
             from ....ai.types import content_text
 

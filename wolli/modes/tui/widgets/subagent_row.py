@@ -11,7 +11,7 @@ when expanded, so ten children streaming cost the TUI what one stream does.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -19,6 +19,13 @@ from ....base.text_safety import terminal_safe
 from ...interactive import subagent_lines
 from ...interactive import tool_text as builtin
 from .tool_row import RUNNING, ToolRow
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from ....agent.tool import ToolResult
+    from ....ai.types import AssistantMessage
+    from ..row_context import RenderContext
 
 MAX_STEPS = 200  # kept per child (expanded shows the last ones)
 SHOWN_STEPS = 30
@@ -30,11 +37,11 @@ def _tokens(count: int) -> str:
 
 
 class SubagentRow(ToolRow):
-    def __init__(self, tool_call_id: str, name: str, args: Any, *, context: Any) -> None:
+    def __init__(self, tool_call_id: str, name: str, args: dict[str, Any] | None, *, context: RenderContext) -> None:
         super().__init__(tool_call_id, name, args, context=context)
         self.steps: list[str] = []
-        self.stream: Any = None  # the child's answer being written (its latest partial message)
-        self._ticker: Any = None
+        self.stream: AssistantMessage | None = None  # the child's answer being written (its latest partial message)
+        self._ticker: Timer | None = None
 
     @property
     def subagent(self) -> str:
@@ -47,7 +54,7 @@ class SubagentRow(ToolRow):
         if self.state == RUNNING:
             self._start_ticker()
 
-    def start(self, args: Any = None) -> None:
+    def start(self, args: dict[str, Any] | None = None) -> None:
         super().start(args)
         self._start_ticker()
         self._render_body(partial=True)
@@ -57,7 +64,7 @@ class SubagentRow(ToolRow):
             # The elapsed time moves on even while the child waits for its model.
             self._ticker = self.set_interval(1.0, lambda: self._render_body(partial=True))
 
-    def finish(self, result: Any, is_error: bool) -> None:
+    def finish(self, result: ToolResult, is_error: bool) -> None:
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None

@@ -12,9 +12,10 @@ Rows are collapsed by default (a few lines of the body); Ctrl+O expands every ro
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.text import Text
+from textual import events
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
@@ -24,7 +25,10 @@ from ...interactive.render_context import ToolRenderContext
 from ..rendering import as_renderable, guard_widget
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from ....agent.tool import ToolResult
+    from ..row_context import RenderContext
 
 PENDING, RUNNING, SUCCESS, ERROR = "pending", "running", "success", "error"
 
@@ -33,7 +37,7 @@ class ToolRow(Vertical):
     DEFAULT_CSS = "ToolRow { height: auto; } ToolRow > .tool-slot { height: auto; }"
     DEFAULT_CLASSES = "tool-row"
 
-    def __init__(self, tool_call_id: str, name: str, args: Any, *, context: Any) -> None:
+    def __init__(self, tool_call_id: str, name: str, args: dict[str, Any] | None, *, context: RenderContext) -> None:
         super().__init__(classes=f"tool-{PENDING}")
         self.tool_call_id = tool_call_id
         self.tool_name = name
@@ -67,7 +71,7 @@ class ToolRow(Vertical):
 
     # ------------------------------------------------------------------ state
 
-    def start(self, args: Any = None) -> None:
+    def start(self, args: dict[str, Any] | None = None) -> None:
         if args is not None:
             self.args = args
         self.started_at = time.monotonic()
@@ -99,7 +103,7 @@ class ToolRow(Vertical):
         self._set_slot("render_call", self._header())
         self._render_body(partial=self.state == RUNNING)
 
-    def on_click(self, event: Any) -> None:
+    def on_click(self, event: events.Click) -> None:
         """A click expands or collapses this row alone (Ctrl+O does every row)."""
         event.stop()
         self.set_expanded(not self.expanded)
@@ -118,7 +122,7 @@ class ToolRow(Vertical):
         source = str(getattr(definition, "source", "") or "")
         return source.removeprefix("extension:") or self.tool_name
 
-    def _custom(self, slot: str, *args: Any) -> object:
+    def _custom(self, slot: str, *args: object) -> object:
         """What the tool's own renderer for ``slot`` returned (a widget, or a guarded
         renderable), or None for the built-in look (none given, or it raised)."""
         definition = self._definition()
@@ -181,7 +185,7 @@ class ToolRow(Vertical):
                 custom = Text("\n").join([custom, error])
         self._set_slot("render_result", custom)
 
-    def _set_slot(self, slot: str, value: Any) -> None:
+    def _set_slot(self, slot: str, value: object) -> None:
         """Show ``value`` (a renderable, or a widget a renderer returned) in ``slot``."""
         static = self.header if slot == "render_call" else self.body
         old = self.widgets.get(slot)
@@ -201,4 +205,4 @@ class ToolRow(Vertical):
             if old.is_mounted:
                 old.remove()
         static.display = True
-        static.update(value)
+        static.update(cast("RenderableType", value))  # a renderable when not a widget

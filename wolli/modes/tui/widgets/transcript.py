@@ -20,9 +20,9 @@ caught) becomes a one-line error instead of taking the app down.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
@@ -38,7 +38,7 @@ class NewOutputMarker(Static):
 
     DEFAULT_CSS = "NewOutputMarker { dock: bottom; height: 1; }"
 
-    def on_click(self, event: Any) -> None:
+    def on_click(self, event: events.Click) -> None:
         event.stop()
         parent = self.parent
         if isinstance(parent, Transcript):
@@ -48,8 +48,8 @@ class NewOutputMarker(Static):
 class Transcript(VerticalScroll):
     can_focus = False
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.items: list[Callable[[], Widget]] = []
         self.mounted: list[Widget] = []  # widgets of items[first_mounted:], in order
         self.first_mounted = 0

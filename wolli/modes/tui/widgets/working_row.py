@@ -8,10 +8,10 @@ from one segment (a Static re-rendered its text through Rich on every tick, ~2 m
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.text import Text
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
@@ -28,7 +28,7 @@ class WorkingRow(Widget):
 
     def __init__(self) -> None:
         super().__init__()
-        self._row: Any = ""  # the row's text: a str, or a rich Text when the indicator has colours
+        self._row: str | Text = ""  # the row's text: a str, or a rich Text when the indicator has colours
         self._strip: Strip | None = None
         self.frames = list(DEFAULT_FRAMES)
         self.interval_s = 0.1
@@ -110,7 +110,7 @@ class WorkingRow(Widget):
         self._strip = None
         self.refresh()  # one line, fixed height: no layout pass per tick
 
-    def render(self) -> Any:  # what tests and screenshots read
+    def render(self) -> Text:  # what tests and screenshots read
         from rich.text import Text
 
         return Text(self._row) if isinstance(self._row, str) else self._row  # literal: no markup

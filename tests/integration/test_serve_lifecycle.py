@@ -1,0 +1,195 @@
+"""The life of a ``wolli serve`` server around its clients: a session an extension replaces
+takes its clients along; an upgrade to another version is refused while clients are
+attached to the old server (and stops it when none are); a TCP client that never
+authenticates is sent away at the deadline; a client that stops reading is cut off at the
+output limit while the others go on. The two limits are given small here (they are options
+of the server), so no test waits 30 seconds or fills 32 MB."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_chat import text_answer
+from tests.support.rpc import write_models
+from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.waiting import wait_until_sync
+from wolli.modes.server.access import ListenAddress
+from wolli.modes.server.client import ServerClient
+from wolli.modes.server.serve import ResidentServer, ServeOptions
+from wolli.runtime.startup.request import StartupRequest
+
+MODEL = ["--model", "local/local-model"]
+
+REPLACER = '''
+def extension(wolli):
+    async def fresh(args, ctx):
+        await ctx.session.new_session()
+    wolli.register_command("fresh", handler=fresh, description="start over in a new session")
+'''
+
+
+@pytest.fixture
+def served(project: Path, wolli_home: Path, loopback):
+    write_models(wolli_home, loopback.url + "/v1")
+    started: list[ServeProcess] = []
+
+    def serve(*args: str) -> ServeProcess:
+        server = ServeProcess(project, project / "s.sock", *MODEL, *args)
+        started.append(server)
+        return server
+
+    yield serve
+    for server in started:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(10)
+
+
+def test_a_session_an_extension_replaces_takes_its_clients_along(served, project, loopback):
+    replacer = project / "replacer.py"
+    replacer.write_text(REPLACER)
+    server = served("-e", str(replacer))
+    first, second, elsewhere = server.client(), server.client(), server.client()
+    old_id = first.call({"type": "attach", "new": True})["sessionId"]
+    second.call({"type": "attach", "sessionId": old_id})
+    other_id = elsewhere.call({"type": "attach", "new": True})["sessionId"]
+    assert other_id != old_id
+
+    first.send({"type": "prompt", "message": "/fresh"})
+    moved = [records_until(client, lambda r: r.get("type") == "session_replaced")[-1] for client in (first, second)]
+    new_id = moved[0]["sessionId"]
+    assert new_id != old_id and moved[1]["sessionId"] == new_id and moved[0]["previousSessionId"] == old_id
+    assert first.call({"type": "get_state"})["sessionId"] == new_id
+    assert second.call({"type": "get_state"})["sessionId"] == new_id
+    assert elsewhere.call({"type": "get_state"})["sessionId"] == other_id  # another session's client stays
+
+    loopback.push(text_answer("in the new session"))
+    second.call({"type": "prompt", "message": "carry on"})
+    seen = records_until(first, settled)  # the first client sees the run the second started, there
+    assert any(r.get("type") == "message_end" and "in the new session" in json.dumps(r) for r in seen)
+    rooms = {room["sessionId"]: room for room in elsewhere.call({"type": "get_live_sessions"})["sessions"]}
+    assert len(rooms[new_id]["clients"]) == 2 and old_id not in rooms
+
+
+def _pretend_older(project: Path, wolli_home: Path) -> None:
+    """Make the running server's info say another version (as an older install writes it)."""
+    info_file = wolli_home / "agents" / "default" / "server.json"
+    info = json.loads(info_file.read_text())
+    assert info["socket"] == str(project / "s.sock")
+    info["version"] = "0.0.1"
+    info_file.write_text(json.dumps(info))
+
+
+def test_an_upgrade_is_refused_while_the_old_servers_clients_are_attached(served, project, wolli_home):
+    old = served()
+    client = old.client()
+    client.call({"type": "attach", "new": True})
+    _pretend_older(project, wolli_home)
+
+    refused = served()
+    assert refused.process.wait(30) == 1
+    wait_until_sync(lambda: "Detach them" in refused.stderr, timeout=10, what="the refusal on stderr")  # read by a thread
+    assert "wolli 0.0.1 server" in refused.stderr and "1 client(s) attached" in refused.stderr
+    assert "Detach them" in refused.stderr
+    assert old.process.poll() is None  # the old server and its client go on
+    assert client.call({"type": "get_state"})["sessionId"]
+
+    client.close()
+
+    def alone() -> bool:
+        probe = ServerClient.unix(project / "s.sock")
+        try:
+            return probe.call({"type": "get_live_sessions"})["server"]["clients"] == 1  # the probe itself
+        finally:
+            probe.close()
+
+    wait_until_sync(alone, timeout=10, what="the client to be gone")
+    upgraded = served()
+    upgraded.wait_listening()
+    assert old.process.wait(30) == 0  # asked to stop, it stopped cleanly
+    wait_until_sync(lambda: any("to upgrade to" in line for line in upgraded.lines), timeout=10,
+                    what="the upgrade said on stdout")
+    assert upgraded.client().call({"type": "get_live_sessions"})["server"]["pid"] == upgraded.process.pid
+
+
+async def _in_process_server(project: Path, **limits: float | int) -> tuple[ResidentServer, asyncio.Task[int]]:
+    request = StartupRequest(mode="rpc", cwd=str(project), model="local/local-model", no_extensions=True,
+                             require_model=False)
+    options = ServeOptions(socket_path=project / "s.sock", listen=ListenAddress("127.0.0.1", 0), token="secret",
+                           **limits)  # type: ignore[arg-type]
+    server = ResidentServer(request, options)
+    task = asyncio.create_task(server.run())
+    for _ in range(600):
+        if server.tcp_port is not None or task.done():
+            break
+        await asyncio.sleep(0.05)
+    assert server.tcp_port is not None, task
+    return server, task
+
+
+async def test_a_client_that_never_authenticates_is_sent_away(project, wolli_home, loopback):
+    write_models(wolli_home, loopback.url + "/v1")
+    server, task = await _in_process_server(project, auth_deadline=0.3)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.tcp_port)
+        writer.write(b"{")  # framing decided (JSON lines), but no auth line ever comes
+        await writer.drain()
+        lines = []
+        while line := await asyncio.wait_for(reader.readline(), 10):
+            lines.append(json.loads(line))
+        assert lines[0]["type"] == "server_hello"
+        assert any(r.get("type") == "response" and "no auth within 0.3s" in r.get("error", "") for r in lines)
+        writer.close()
+    finally:
+        server.stop()
+        assert await asyncio.wait_for(task, 30) == 0
+
+
+async def test_a_client_that_stops_reading_is_cut_off_and_the_others_go_on(project, wolli_home, loopback, capfd):
+    write_models(wolli_home, loopback.url + "/v1")
+    server, task = await _in_process_server(project, write_backlog_limit=64 * 1024)
+    try:
+        stalled = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds little for it
+        stalled.connect(str(project / "s.sock"))
+        stalled.setblocking(False)
+        for _ in range(200):
+            if server.clients:
+                break
+            await asyncio.sleep(0.05)
+        assert len(server.clients) == 1
+        # Many answers it never reads: its output piles up past the limit.
+        request = b'{"type": "get_live_sessions"}\n'
+        for sent in range(20000):
+            if not server.clients:
+                break
+            try:
+                stalled.send(request)
+            except BlockingIOError:
+                await asyncio.sleep(0.01)
+            except OSError:  # the server hung up on it
+                break
+            if sent % 100 == 0:
+                await asyncio.sleep(0)
+        for _ in range(200):
+            if not server.clients:
+                break
+            await asyncio.sleep(0.05)
+        assert server.clients == []  # cut off
+        assert "stopped reading its output" in capfd.readouterr().err
+
+        reader, writer = await asyncio.open_unix_connection(str(project / "s.sock"))
+        assert json.loads(await reader.readline())["type"] == "server_hello"  # the server serves on
+        writer.write(b'{"type": "get_live_sessions", "id": "x"}\n')
+        answer = json.loads(await asyncio.wait_for(reader.readline(), 10))
+        assert answer["success"] and answer["data"]["server"]["clients"] == 1
+        writer.close()
+        stalled.close()
+    finally:
+        server.stop()
+        assert await asyncio.wait_for(task, 30) == 0

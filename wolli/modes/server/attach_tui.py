@@ -1,0 +1,550 @@
+"""``wolli attach``: the full-screen app as a client of a ``wolli serve`` session.
+
+:class:`RemoteRuntime` is the remote :class:`~..interactive.client_runtime.ClientRuntime`:
+the app and its widgets are the standalone ones; what they read of the session comes from
+the server's records (:class:`RemoteSession`), what the user does becomes the server's
+commands. Dialogs the session asks go to every attached client: this one shows them as the
+standalone dialogs do, and closes its copy when another client answered first.
+
+Slash commands that act on the session run on the server (``/model``,
+``/name``, ``/compact``, ``/new``, ``/resume``, ``/copy``; extension commands, templates and
+skills are prompts); the ones that need the host in this process (``/login``, ``/settings``,
+``/reload``, ``/tree``...) say so instead of failing half-way (docs/server.md lists them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from ...agent.events import MessageEndEvent, to_jsonable
+from ...ai.types import ImageContent, Model
+from ..interactive.client_runtime import SessionFigures
+from ..interactive.commands.definition import CommandEntry
+from ..interactive.commands.registry import builtin_commands, split
+from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
+from .client import ServerUnavailable
+from .link import Record, RemoteError, ServerLink
+from .remote_events import EventDecoder, parse_messages
+
+if TYPE_CHECKING:
+    from ...agent.messages import AgentMessage
+    from ...agent.tool import ToolDefinition
+    from ...extensions.registry import Shortcut
+    from ...runtime.events import RunState, SessionEvent
+    from ...runtime.host.agent_host import AgentHost
+    from ...runtime.startup.request import StartupRequest
+    from ..tui.app import WolliApp
+
+# Waits between reconnection attempts after the server went away (then the last, repeated).
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
+RECONNECT_FOR = 120.0  # seconds of trying before giving up
+# Built-in commands an attached client runs (on the server); every other built-in needs the
+# host in this process and says so.
+REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit"}
+# Commands only an attached client has.
+ATTACHED_ONLY = {"detach": "leave; the session runs on", "help": "what runs in an attached client"}
+
+
+Connect = Callable[[Callable[[Record], None]], Awaitable[ServerLink]]
+
+
+@dataclass
+class RemoteSession:
+    """The session on the server, as this client last heard of it (a ``SessionView``)."""
+
+    session_id: str
+    cwd: str
+    session_file: str | None = None
+    messages: list[AgentMessage] = field(default_factory=list)
+    model: Model | None = None
+    run_state: str = "idle"
+    thinking_level: str | None = None
+    session_name: str | None = None
+    permission_mode: str = "default"
+    clients: int = 1
+    steering: list[str] = field(default_factory=list)
+    follow_up: list[str] = field(default_factory=list)
+    stats: dict[str, object] = field(default_factory=dict)
+    all_tools: Sequence[ToolDefinition] = ()
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.run_state == "running"
+
+    def is_idle(self) -> bool:
+        return self.run_state == "idle"
+
+    def take_state(self, state: dict[str, object]) -> None:
+        model = state.get("model")
+        self.model = Model.model_validate(model) if isinstance(model, dict) else None
+        level = state.get("thinkingLevel")
+        self.thinking_level = level if isinstance(level, str) else None
+        name = state.get("sessionName")
+        self.session_name = name if isinstance(name, str) else None
+        mode = state.get("permissionMode")
+        self.permission_mode = mode if isinstance(mode, str) else "default"
+        run_state = state.get("runState")
+        self.run_state = run_state if isinstance(run_state, str) else "idle"
+        file = state.get("sessionFile")
+        self.session_file = file if isinstance(file, str) else None
+
+
+class RemoteRuntime:
+    """The app's runtime when it is attached to a server's session."""
+
+    def __init__(self, app: WolliApp, request: StartupRequest, connect: Connect, session_id: str | None,
+                 *, join_live: bool = False) -> None:
+        self.app = app
+        self.request = request
+        self.ready = asyncio.Event()
+        self._connect = connect
+        self._wanted = session_id  # the session to attach to (None: a new one in request.cwd)
+        self._join_live = join_live  # without a session id: join the running (or latest live) one
+        self._link: ServerLink | None = None
+        self._session: RemoteSession | None = None
+        self._decoder = EventDecoder()
+        self._dialogs: dict[str, object] = {}  # open dialog screens by request id
+        self._commands: list[CommandEntry] = []
+        self._closing = False
+        self._watch: asyncio.Task[None] | None = None
+
+    @property
+    def session(self) -> RemoteSession | None:
+        return self._session
+
+    @property
+    def host(self) -> AgentHost | None:
+        return None  # no host in this process: extension shortcuts and renderers live on the server
+
+    # ------------------------------------------------------------------ connecting
+
+    async def start(self) -> None:
+        from ...base import startup_gc
+
+        # The answers' markdown module loads in a thread while the server sends the history
+        # (the standalone app warms it the same way); the rows it draws need it next.
+        warm = asyncio.create_task(asyncio.to_thread(_load_markdown))
+        try:
+            await self._attach(self._wanted, history=True)
+        except (ServerUnavailable, RemoteError, TimeoutError) as exc:
+            self.app.exit(return_code=1, message=f"wolli: {exc}")
+            return
+        finally:
+            startup_gc.resume()  # paused by the command line: the history is built, collect from here
+            await warm
+        self.ready.set()
+        for text in self.request.messages:  # `wolli attach` has no prompt words today; kept for symmetry
+            await self.send(text)
+
+    async def _attach(self, session_id: str | None, *, history: bool) -> None:
+        link = await self._connect(self._on_record)
+        if session_id is None and self._join_live:
+            session_id = _live_choice(await link.call({"type": "get_live_sessions"}))
+        command: Record = {"type": "attach"}
+        command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": self.request.cwd})
+        self._link = link
+        data = await link.call(command)
+        assert isinstance(data, dict)
+        self._show_attached(data, history=history)
+        self._watch = asyncio.create_task(self._watch_link(link))
+        await self._refresh_side_data()
+
+    def _show_attached(self, data: dict[str, object], *, history: bool) -> None:
+        session = RemoteSession(session_id=str(data["sessionId"]), cwd=str(data.get("cwd") or self.request.cwd))
+        state = data.get("state")
+        session.take_state(state if isinstance(state, dict) else {})
+        session.messages = list(parse_messages(data.get("messages")))
+        clients = data.get("clients")
+        session.clients = clients if isinstance(clients, int) else 1
+        self._session, self._wanted = session, session.session_id
+        self._decoder = EventDecoder()
+        self.app.reload_transcript()
+        if session.run_state != "idle":  # joined while it works: the row shows it at once
+            self.app.adapter(_run_state(session.run_state))
+        streaming = data.get("streamMessage")
+        if isinstance(streaming, dict):  # an answer in flight: shown so far, its deltas follow
+            start = self._decoder.decode({"type": "message_start", "message": streaming})
+            if start is not None:
+                self.app.adapter(start)
+        if history:
+            others = session.clients - 1
+            self.app.add_notice(f"Attached to session {session.session_id} on the server"
+                                + (f" ({others} other client{'s' if others != 1 else ''} attached)" if others else "")
+                                + "; /detach leaves it running.", "muted")
+
+    async def _refresh_side_data(self) -> None:
+        """The footer's totals and the command list (extension commands, templates, skills)."""
+        link, session = self._link, self._session
+        if link is None or session is None:
+            return
+        try:
+            stats = await link.call({"type": "get_session_stats"})
+            commands = await link.call({"type": "get_commands"})
+        except (ServerUnavailable, RemoteError, TimeoutError):
+            return
+        session.stats = stats if isinstance(stats, dict) else {}
+        found = commands.get("commands") if isinstance(commands, dict) else None
+        self._commands = [CommandEntry(str(c["name"]), str(c.get("description") or ""),
+                                       "Skill" if c.get("source") == "skill" else
+                                       "Prompt" if c.get("source") == "prompt" else "Extension", str(c.get("source")))
+                          for c in found or [] if isinstance(c, dict) and c.get("name")]
+        self.app.refresh_footer()
+
+    async def _watch_link(self, link: ServerLink) -> None:
+        await link.closed.wait()
+        if self._closing or link is not self._link:
+            return
+        self._close_dialogs()
+        self.app.add_notice("The server went away; reconnecting…", "warning")
+        deadline = time.monotonic() + RECONNECT_FOR
+        attempt = 0
+        while time.monotonic() < deadline and not self._closing:
+            await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+            attempt += 1
+            try:
+                await self._attach(self._wanted, history=False)
+            except (ServerUnavailable, RemoteError, TimeoutError, OSError):
+                continue
+            self.app.add_notice("Reconnected.", "muted")
+            return
+        if not self._closing:
+            self.app.add_notice("Gave up reconnecting: start the server again and run wolli attach.", "error")
+
+    async def shutdown(self) -> None:
+        self._closing = True
+        if self._link is not None:
+            self._link.close()
+
+    # ------------------------------------------------------------------ what the server says
+
+    def _on_record(self, record: Record) -> None:
+        kind = record.get("type")
+        if kind == "extension_ui_request":
+            self._ui_request(record)
+            return
+        if kind == "extension_ui_closed":
+            screen = self._dialogs.pop(str(record.get("id")), None)
+            if screen is not None:
+                close_answered(screen)
+            return
+        if kind == "session_replaced":  # an extension put another session in this one's place
+            self._wanted = str(record.get("sessionId"))
+            asyncio.get_running_loop().create_task(self._moved())
+            return
+        if kind == "response":  # a fire-and-forget command that failed
+            if not record.get("success"):
+                self.app.add_notice(f"{record.get('command')}: {record.get('error')}", "error")
+            return
+        event = self._decoder.decode(record)
+        if event is None:
+            return
+        self._follow(kind, record, event)
+        self.app.adapter(event)
+
+    def _follow(self, kind: object, record: Record, event: object) -> None:
+        """Keep the session view in step with the events it is sent."""
+        session = self._session
+        if session is None:
+            return
+        if kind == "run_state":
+            session.run_state = str(record.get("state"))
+        elif isinstance(event, MessageEndEvent):
+            session.messages.append(event.message)
+        elif kind == "queue_update":
+            steering, follow_up = record.get("steering"), record.get("followUp")
+            session.steering = [str(t) for t in steering] if isinstance(steering, list) else []
+            session.follow_up = [str(t) for t in follow_up] if isinstance(follow_up, list) else []
+        elif kind == "model_select":
+            model = record.get("model")
+            session.model = Model.model_validate(model) if isinstance(model, dict) else session.model
+        elif kind == "thinking_level_select":
+            session.thinking_level = str(record.get("level"))
+        elif kind == "permission_mode_change":
+            session.permission_mode = str(record.get("mode"))
+        elif kind in ("agent_end", "compaction_end"):
+            asyncio.get_running_loop().create_task(self._refresh_side_data())
+        elif kind in ("session_tree", "session_start"):
+            asyncio.get_running_loop().create_task(self._reload_messages())
+
+    async def _reload_messages(self) -> None:
+        link, session = self._link, self._session
+        if link is None or session is None:
+            return
+        try:
+            data = await link.call({"type": "get_messages"})
+            state = await link.call({"type": "get_state"})
+        except (ServerUnavailable, RemoteError, TimeoutError):
+            return
+        session.messages = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
+        if isinstance(state, dict):
+            session.take_state(state)
+        self.app.reload_transcript()
+
+    def _ui_request(self, record: Record) -> None:
+        method, request_id = record.get("method"), str(record.get("id"))
+        if method == "notify":
+            level = {"warning": "warning", "error": "error"}.get(str(record.get("notifyType")), "info")
+            self.app.add_notice(str(record.get("message", "")), level)
+            return
+        if method == "set_editor_text":
+            self.app.front.set_editor_text(str(record.get("text", "")))
+            return
+        if method not in DIALOG_METHODS:
+            return  # statuses, widgets, titles: drawn by clients that host extension UI in-process
+        screen = dialog_screen(str(method), record)
+        self._dialogs[request_id] = screen
+
+        def answered(value: object) -> None:
+            if self._dialogs.pop(request_id, None) is None:
+                return  # closed because another client answered first
+            self._answer(request_id, method, value)
+
+        self.app.push_screen(screen, callback=answered)
+
+    def _answer(self, request_id: str, method: object, value: object) -> None:
+        response: Record = {"type": "extension_ui_response", "id": request_id}
+        if value is None:
+            response["cancelled"] = True
+        elif method == "confirm":
+            response["confirmed"] = bool(value)
+        else:
+            response["value"] = str(value)
+        if self._link is not None:
+            self._link.send(response)
+
+    def _close_dialogs(self) -> None:
+        dialogs, self._dialogs = self._dialogs, {}
+        for screen in dialogs.values():
+            close_answered(screen)
+
+    # ------------------------------------------------------------------ what the user does
+
+    def _send(self, command: Record) -> None:
+        if self._link is None or self._link.closed.is_set():
+            self.app.add_notice("Not connected to the server (reconnecting); try again in a moment.", "warning")
+            return
+        self._link.send(command)
+
+    async def _call(self, command: Record) -> object:
+        if self._link is None:
+            raise ServerUnavailable("not connected to the server")
+        return await self._link.call(command)
+
+    async def send(self, text: str, *, follow_up: bool = False, images: list[ImageContent] | None = None) -> None:
+        await self.ready.wait()
+        session = self._session
+        if session is None:
+            return
+        if not images and await self._builtin(text):
+            self.app.refresh_footer()
+            return
+        stripped = text.strip()
+        bash = stripped.lstrip("!").strip()
+        if stripped.startswith("!") and bash:
+            self._send({"type": "bash", "command": bash, "excludeFromContext": stripped.startswith("!!")})
+            return
+        command: Record = {"type": "prompt", "message": text}
+        if images:
+            command["images"] = [to_jsonable(image) for image in images]
+        if not session.is_idle():
+            command["streamingBehavior"] = "followUp" if follow_up else "steer"
+        self._send(command)
+
+    async def run_command(self, text: str) -> None:
+        await self.send(text)
+
+    async def _builtin(self, text: str) -> bool:
+        """Run a built-in command the remote way; False when ``text`` is not a built-in."""
+        parsed = split(text)
+        if parsed is None:
+            return False
+        name, args = parsed
+        command = builtin_commands().get(name)
+        if command is None and name not in ATTACHED_ONLY:
+            return False  # an extension command, a template or a skill: the server runs it
+        name = command.name if command is not None else name
+        if name not in REMOTE_COMMANDS and name not in ATTACHED_ONLY:
+            self.app.add_notice(f"/{name} is not available in a client attached to a server (it needs the "
+                                "host in this process); run it in a standalone wolli, or on the server's side.",
+                                "warning")
+            return True
+        try:
+            await self._remote_command(name, args)
+        except (RemoteError, ServerUnavailable, TimeoutError) as exc:
+            self.app.add_notice(f"/{name}: {exc}", "error")
+        return True
+
+    async def _remote_command(self, name: str, args: str) -> None:
+        front, session = self.app.front, self._session
+        assert session is not None
+        if name in ("quit", "detach"):
+            self.app.exit(0)
+        elif name == "model":
+            data = await self._call({"type": "get_available_models"})
+            records = data.get("models") if isinstance(data, dict) else None
+            models = [Model.model_validate(m) for m in records or [] if isinstance(m, dict)]
+            picked = await front.pick_model(models, session.model, args)
+            if isinstance(picked, Model):
+                await self._call({"type": "set_model", "provider": picked.provider, "modelId": picked.id})
+        elif name == "name":
+            if args:
+                await self._call({"type": "set_session_name", "name": args})
+                session.session_name = args
+            else:
+                front.notify(f"Session name: {session.session_name or '(none)'}; /name TEXT sets it.")
+        elif name == "compact":
+            await self._call({"type": "compact", **({"customInstructions": args} if args else {})})
+        elif name == "new":
+            await self._call({"type": "new_session"})
+            await self._moved()
+        elif name == "resume":
+            await self._resume(args)
+        elif name == "copy":
+            text = await self._call({"type": "get_last_assistant_text"})
+            found = text.get("text") if isinstance(text, dict) else None
+            if not found:
+                front.notify("Nothing to copy yet.", "warning")
+            else:
+                front.notify(f"Copied the last answer ({front.copy_to_clipboard(str(found))}).")
+        elif name == "session":
+            front.show_text("Session", f"id: {session.session_id}\nfile: {session.session_file}\ncwd: {session.cwd}\n"
+                                       f"server: wolli {self._link.hello.get('version') if self._link and self._link.hello else '?'}"
+                                       f"\nattached clients: {session.clients}")
+        elif name == "help":
+            front.show_text("Attached to a server", "Run on the server's session: /" + ", /".join(sorted(REMOTE_COMMANDS))
+                            + ", /detach\nExtension commands, prompt templates and skills run on the server too; "
+                            "the other built-in commands need a standalone wolli (docs/server.md).")
+
+    async def _moved(self) -> None:
+        """This client was moved to another session (new, resume): show that one."""
+        state = await self._call({"type": "get_state"})
+        data = await self._call({"type": "get_messages"})
+        if isinstance(state, dict):
+            self._show_attached({"sessionId": state.get("sessionId"), "cwd": self._session.cwd if self._session else "",
+                                 "state": state, "messages": data.get("messages") if isinstance(data, dict) else [],
+                                 "clients": 1}, history=False)
+        await self._refresh_side_data()
+
+    async def _resume(self, args: str) -> None:
+        target = args
+        if not target:
+            data = await self._call({"type": "get_live_sessions"})
+            rooms = data.get("sessions") if isinstance(data, dict) else None
+            labels: dict[str, str] = {}
+            for room in rooms or []:
+                if isinstance(room, dict) and room.get("sessionId") != self._wanted:
+                    name = f" {room['name']}" if room.get("name") else ""
+                    labels[f"{room['sessionId']}{name} ({room.get('runState')}, {room.get('cwd')})"] = str(room["sessionId"])
+            if not labels:
+                self.app.front.notify("No other live session on the server; /resume ID opens a saved one.")
+                return
+            chosen = await self.app.front.select("Attach to a live session", list(labels))
+            target = labels.get(chosen, "") if isinstance(chosen, str) else ""
+        if target:
+            data = await self._call({"type": "attach", "sessionId": target})
+            if isinstance(data, dict):
+                self._show_attached(data, history=True)
+                await self._refresh_side_data()
+
+    def command_entries(self) -> list[CommandEntry]:
+        out = [CommandEntry(name, command.description, command.category, "builtin", command.usage)
+               for name, command in builtin_commands().items() if name == command.name and name in REMOTE_COMMANDS]
+        out += [CommandEntry(name, description, "Server", "builtin") for name, description in ATTACHED_ONLY.items()]
+        return out + [entry for entry in self._commands if entry.name not in REMOTE_COMMANDS]
+
+    async def argument_completions(self, name: str, prefix: str) -> object:
+        return None
+
+    def abort(self) -> list[str]:
+        session = self._session
+        if session is None:
+            return []
+        queued = [*session.steering, *session.follow_up]
+        self._send({"type": "clear_queue"})
+        self._send({"type": "abort"})
+        self._send({"type": "abort_bash"})
+        return queued
+
+    async def cycle_thinking_level(self) -> str | None:
+        data = await self._call({"type": "cycle_thinking_level"})
+        level = data.get("level") if isinstance(data, dict) else None
+        return str(level) if level is not None else None
+
+    async def cycle_permission_mode(self) -> None:
+        await self.ready.wait()
+        data = await self._call({"type": "cycle_permission_mode"})
+        if isinstance(data, dict) and data.get("mode"):
+            self.app.front.notify(f"Permission mode: {data['mode']}")
+        self.app.refresh_footer()
+
+    async def cycle_model(self, step: int) -> None:
+        await self.ready.wait()
+        data = await self._call({"type": "cycle_model"})
+        model = data.get("model") if isinstance(data, dict) else None
+        if isinstance(model, dict):
+            self.app.front.notify(f"Model: {model.get('provider')}/{model.get('id')}")
+        self.app.refresh_footer()
+
+    def shortcut(self, key: str) -> Shortcut | None:
+        return None  # extension shortcuts are code in the server's process
+
+    async def run_shortcut(self, shortcut: Shortcut) -> None:
+        return None
+
+    def figures(self) -> SessionFigures | None:
+        session = self._session
+        if session is None:
+            return None
+        model = session.model
+        stats = session.stats
+        tokens = stats.get("tokens")
+        tokens = tokens if isinstance(tokens, dict) else {}
+        usage = stats.get("contextUsage")
+        cost = stats.get("cost")
+        return SessionFigures(
+            model=f"{model.provider}/{model.id}" if model is not None else "no model", cwd=session.cwd,
+            tokens_in=int(tokens.get("input", 0)), tokens_out=int(tokens.get("output", 0)),
+            cache_read=int(tokens.get("cacheRead", 0)), cache_write=int(tokens.get("cacheWrite", 0)),
+            cost=float(cost) if isinstance(cost, int | float) else 0.0,
+            thinking=session.thinking_level if model is not None and model.reasoning else None,
+            context_percent=usage.get("percent") if isinstance(usage, dict) else None,
+            session_name=session.session_name, permission_mode=session.permission_mode)
+
+
+def _run_state(state: str) -> SessionEvent:
+    from ...runtime.events import RunStateEvent
+
+    return RunStateEvent(cast("RunState", state), "idle")  # a state the server named
+
+
+def _load_markdown() -> None:
+    from ..tui.widgets import markdown_view  # noqa: F401  (~200 ms of imports)
+
+
+def _live_choice(data: object) -> str | None:
+    """The live session to join: one that is running, else the last opened; None when the
+    server has none."""
+    rooms = [r for r in data.get("sessions") or [] if isinstance(r, dict)] if isinstance(data, dict) else []
+    running = [r for r in rooms if r.get("runState") != "idle"]
+    chosen = (running or rooms)[-1] if rooms else None
+    return str(chosen["sessionId"]) if chosen is not None else None
+
+
+def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None, *,
+                   join_live: bool = False) -> int:
+    """The full-screen app attached to the server on ``socket_path`` (already known to run)."""
+    from ..tui import run_tui
+
+    async def connect(on_record: Callable[[Record], None]) -> ServerLink:
+        return await ServerLink.unix(socket_path, on_record)
+
+    def runtime(app: WolliApp, startup: StartupRequest) -> RemoteRuntime:
+        return RemoteRuntime(app, startup, connect, session_id, join_live=join_live)
+
+    return run_tui(request, runtime=runtime)
+
