@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import parse_agent_message
-from ..ai.types import ToolResultMessage
+from ..ai.types import AssistantMessage, ToolResultMessage
 from ..config.paths import cwd_slug, sessions_dir
 from . import store, writer_lock
 from .context import SessionContext, build_context, interrupted_result
@@ -42,6 +42,7 @@ from .entries import (
     ThinkingLevelChangeEntry,
     new_entry_id,
 )
+from .entry_store import EntryStore
 from .listing import read_session_info
 from .lookup import jsonl_in, match_prefix, subagent_files
 from .tags import fold_tags
@@ -92,8 +93,13 @@ class SessionManager:
         self._path = path
         # False until the file holds the header (new sessions before their first message).
         self._persisted = persisted
-        self._entries: list[Any] = []
-        self._by_id: dict[str, Any] = {}
+        self.load_errors: list[str] = []
+        # Every entry by id in file order: objects for the current context and what was
+        # appended since opening, line references for the rest (``entry_store``).
+        self._store = EntryStore(self.load_errors)
+        # The context's entries as the last build_session_context of the leaf found them,
+        # with the leaf and entry count they were found at (reused while both hold).
+        self._context_cache: tuple[str | None, int, list[Any], list[str]] | None = None
         # parent id -> child ids in file order; built on first use (/tree), not on open.
         self._children: dict[str | None, list[str]] | None = None
         self._labels: dict[str, str] = {}
@@ -106,7 +112,6 @@ class SessionManager:
         # run if the manager is dropped without release_writer), and a claim due at creation.
         self._release: weakref.finalize[Any, Any] | None = None
         self._claim_at_flush = False
-        self.load_errors: list[str] = []
 
     # ------------------------------------------------------------------ constructors
 
@@ -148,12 +153,12 @@ class SessionManager:
 
         finished = recover_beside(target)  # a rewind killed midway: finished before reading
         with store.gc_paused():  # one pause over parsing and indexing (see store.gc_paused)
-            loaded = store.load(target)
+            loaded = store.load(target, lazy=True)
             if loaded.header is None:
                 return cls._fresh_at(target, cwd)
             manager = cls(loaded.header, target, persisted=True)
-            manager.load_errors = [*loaded.errors, *finished]
-            manager._index_loaded(loaded.entries)
+            manager.load_errors.extend([*loaded.errors, *finished])
+            manager._index_loaded(loaded, target)
             if loaded.migrated_from is not None:
                 version = loaded.migrated_from
                 manager._save_repaired(f"upgraded from format v{version} to v3", f".v{version}")
@@ -170,7 +175,7 @@ class SessionManager:
         the session goes on in memory, as after any refused write.
         """
         assert self._path is not None
-        lines = [self._header.to_json(), *(entry.to_json() for entry in self._entries)]
+        lines = [self._header.to_json(), *(entry.to_json() for entry in self._store.entries())]
         backup = f"{self._path}{backup_suffix}"
         try:
             store.rewrite(self._path, lines, keep_original_as=backup)
@@ -201,7 +206,7 @@ class SessionManager:
             if read_session_info(path) is not None:
                 return cls.open(path)
             try:  # no readable header: a session that lost it is repaired by open()
-                if os.path.getsize(path) and (found := cls.open(path)).get_entries():
+                if os.path.getsize(path) and (found := cls.open(path)).entry_count():
                     return found
             except (OSError, store.SessionFileError):
                 continue  # empty, or not a session file at all
@@ -262,7 +267,7 @@ class SessionManager:
         """
         origin = source if isinstance(source, SessionManager) else cls.open(source)
         target_id = entry_id if entry_id is not None else origin.get_leaf_id()
-        if target_id is not None and target_id not in origin._by_id:
+        if target_id is not None and target_id not in origin._store:
             raise KeyError(f"no entry {target_id!r} in session {origin.get_session_id()}")
         branch = origin.get_branch(target_id) if target_id is not None else []
         source_file = origin.get_session_file()
@@ -287,7 +292,7 @@ class SessionManager:
             label = origin.get_label(entry.id)
             if label is not None:
                 forked.append_label(entry.id, label)
-        if any(_starts_file(e) for e in forked._entries):
+        if any(_starts_file(e) for e in forked._store.entries()):
             forked._flush()
         return forked
 
@@ -310,43 +315,45 @@ class SessionManager:
         return self._persisted
 
     def get_entries(self) -> list[Any]:
-        return list(self._entries)
+        """Every entry in file order. Entries outside the current context are built from
+        their lines for this call and not kept (``entry_store``)."""
+        return self._store.entries()
+
+    def entry_count(self) -> int:
+        """How many entries the session has, without building any."""
+        return len(self._store)
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
-        return self._by_id.get(entry_id)
+        entry: SessionEntry | None = self._store.get(entry_id)
+        return entry
 
     def get_children(self, entry_id: str | None) -> list[Any]:
         """Direct children of an entry in file order (``None``: the roots)."""
-        return [self._by_id[i] for i in self._child_index().get(entry_id, [])]
+        built = [self._store.get(i) for i in self._child_index().get(entry_id, [])]
+        return [entry for entry in built if entry is not None]
 
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
 
     def get_leaf_entry(self) -> SessionEntry | None:
-        return self._by_id.get(self._leaf_id) if self._leaf_id is not None else None
+        return self._store.get(self._leaf_id) if self._leaf_id is not None else None
 
     def get_branch(self, from_id: str | None = None) -> list[Any]:
         """Entries from the root to ``from_id`` (default: the leaf), root first."""
-        current = from_id if from_id is not None else self._leaf_id
-        path: list[Any] = []
-        seen: set[str] = set()
-        while current is not None and current not in seen:
-            entry = self._by_id.get(current)
-            if entry is None:
-                break  # parent skipped as damaged: the path starts here
-            seen.add(current)
-            path.append(entry)
-            current = entry.parent_id
+        path = list(self._store.walk_back(from_id if from_id is not None else self._leaf_id))
         path.reverse()
         return path
 
     def get_tree(self) -> list[SessionTreeNode]:
         """The whole tree for /tree: roots (and orphans of damaged parents) with children."""
-        nodes = {e.id: SessionTreeNode(entry=e, label=self._labels.get(e.id)) for e in self._entries}
+        entries = self._store.entries()
+        nodes = {e.id: SessionTreeNode(entry=e, label=self._labels.get(e.id)) for e in entries}
+        parent_of = self._store.parent_of
         roots: list[SessionTreeNode] = []
-        for entry in self._entries:
+        for entry in entries:
             node = nodes[entry.id]
-            parent = nodes.get(entry.parent_id) if entry.parent_id is not None else None
+            parent_id = parent_of(entry.id)
+            parent = nodes.get(parent_id) if parent_id is not None else None
             if parent is None or parent is node:
                 roots.append(node)
             else:
@@ -363,9 +370,71 @@ class SessionManager:
         return dict(self._tags)
 
     def build_session_context(self, leaf_id: str | None = None) -> SessionContext:
-        """Messages, thinking level and model for ``leaf_id`` (default: the current leaf)."""
+        """Messages, thinking level and model for ``leaf_id`` (default: the current leaf).
+
+        Only the entries the model is sent are built: the branch from the leaf back to the
+        latest compaction's first kept entry. Model and thinking level come from there, or
+        else from the nearest change further up, found by type without building the rest.
+        For the current leaf those entries are kept as objects and every other loaded entry
+        is let go (the context is what the session holds).
+        """
         target = leaf_id if leaf_id is not None else self._leaf_id
-        return build_context(self.get_branch(target) if target is not None else [])
+        cache = self._context_cache
+        if cache is not None and cache[0] == target == self._leaf_id and cache[1] == len(self._store):
+            chosen, older_ids = list(cache[2]), cache[3]
+        else:
+            chosen, older_ids = self._context_entries(target, keep=target == self._leaf_id)
+            if target == self._leaf_id:
+                self._context_cache = (target, len(self._store), chosen, older_ids)
+        context = build_context(chosen)
+        if older_ids and (context.model is None or context.thinking_level is None):
+            self._fill_from_older(context, older_ids)
+        return context
+
+    def _context_entries(self, target: str | None, *, keep: bool) -> tuple[list[Any], list[str]]:
+        """(the entries the context is built from, root first; the older ids of the branch,
+        leaf first). ``keep`` holds on to those entries and lets every other loaded one go."""
+        ids = self._store.path_ids(target)
+        stop = len(ids)
+        start = 0
+        while (found := self._store.first_of_kind(ids[start:], "compaction")) is not None:
+            index = start + found
+            compaction = self._store.get(ids[index])
+            if compaction is None:  # damaged: the next compaction up counts
+                ids = self._store.path_ids(target)
+                start = index
+                continue
+            older = ids[index + 1 :]
+            stop = index + 1
+            if compaction.first_kept_entry_id in older:
+                stop += older.index(compaction.first_kept_entry_id) + 1
+            break
+        if keep:
+            chosen = self._store.keep_all(ids[stop - 1 :: -1] if stop else [])
+            self._store.release_except(set(ids[:stop]))
+        else:
+            get = self._store.get
+            chosen = [e for e in (get(i) for i in reversed(ids[:stop])) if e is not None]
+        return chosen, ids[stop:]
+
+    def _fill_from_older(self, context: SessionContext, older_ids: list[str]) -> None:
+        """The model and thinking level from above the compaction, when the kept part has none."""
+        kind = self._store.kind
+        for entry_id in older_ids:
+            if context.model is not None and context.thinking_level is not None:
+                return
+            what = kind(entry_id)
+            if what == "thinking_level_change" and context.thinking_level is None:
+                entry = self._store.get(entry_id)
+                if entry is not None:
+                    context.thinking_level = entry.thinking_level
+            elif what in ("model_change", "message") and context.model is None:
+                entry = self._store.get(entry_id)
+                if isinstance(entry, ModelChangeEntry):
+                    context.model = (entry.provider, entry.model_id)
+                elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                    if entry.message.provider and entry.message.model:
+                        context.model = (entry.message.provider, entry.message.model)
 
     # ------------------------------------------------------------------ writing
 
@@ -415,12 +484,12 @@ class SessionManager:
         """A checkpoint entry made (its id and parent fixed) but not appended yet: a restore
         writes it into its journal first, then :meth:`append_prepared` adds it."""
         entry_id = new_entry_id()
-        while entry_id in self._by_id:
+        while entry_id in self._store:
             entry_id = new_entry_id()
         return CheckpointEntry(id=entry_id, parent_id=self._leaf_id, kind=kind, files=files, **fields)
 
     def append_prepared(self, entry: SessionEntry) -> str:
-        if entry.id in self._by_id:
+        if entry.id in self._store:
             raise KeyError(f"the entry {entry.id} is in the session already")
         self._index(entry)
         self._write(entry)
@@ -428,7 +497,7 @@ class SessionManager:
 
     def append_label(self, target_id: str, label: str | None) -> str:
         """Set (or with ``None``/blank, clear) the label of an entry."""
-        if target_id not in self._by_id:
+        if target_id not in self._store:
             raise KeyError(f"cannot label {target_id!r}: no such entry in this session")
         cleaned = label.strip() if isinstance(label, str) else None
         return self._append(LabelEntry, target_id=target_id, label=cleaned or None)
@@ -459,7 +528,7 @@ class SessionManager:
 
     def branch(self, entry_id: str) -> None:
         """Move the leaf: the next append becomes a child of ``entry_id``."""
-        if entry_id not in self._by_id:
+        if entry_id not in self._store:
             raise KeyError(f"cannot branch from {entry_id!r}: no such entry in this session")
         self._leaf_id = entry_id
 
@@ -468,7 +537,7 @@ class SessionManager:
     ) -> str:
         """Go back to ``entry_id`` (``None``: before the first entry), leaving a summary of
         the abandoned branch as the new leaf so the model keeps what was learned there."""
-        if entry_id is not None and entry_id not in self._by_id:
+        if entry_id is not None and entry_id not in self._store:
             raise KeyError(f"cannot branch from {entry_id!r}: no such entry in this session")
         self._leaf_id = entry_id
         return self._append(
@@ -486,9 +555,8 @@ class SessionManager:
         tool calls have no results, and every provider rejects such a context. Each missing
         result is appended as an error result (and returned, so a live agent can take them).
         """
-        branch = self.get_branch(self._leaf_id) if self._leaf_id is not None else []
         pending: dict[str, str] = {}
-        for entry in reversed(branch):
+        for entry in self._store.walk_back(self._leaf_id):
             message = entry.message if isinstance(entry, MessageEntry) else None
             role = getattr(message, "role", None)
             if role == "toolResult":
@@ -539,30 +607,38 @@ class SessionManager:
     # ------------------------------------------------------------------ internals
 
     def _index(self, entry: SessionEntry) -> None:
-        self._entries.append(entry)
-        self._by_id[entry.id] = entry
+        self._store.add(entry)
         if self._children is not None:
             self._children.setdefault(entry.parent_id, []).append(entry.id)
         self._leaf_id = entry.id
         self._fold(entry)
 
-    def _index_loaded(self, entries: list[Any]) -> None:
-        """``_index`` for a whole file at once: the same result, with less work per entry."""
-        self._entries.extend(entries)
-        by_id = self._by_id
+    def _index_loaded(self, loaded: store.LoadedSession, path: Path) -> None:
+        """``_index`` for a whole file at once: the index taken, labels, name and tags folded,
+        the leaf set and the current context built (and kept) while the file's bytes are at
+        hand. A leaf whose line turns out damaged gives way to the entry before it."""
+        entries = loaded.entries
+        self._store.load(entries, path, loaded.raw)
+        get = self._store.get
         fold = self._fold
         for entry in entries:
-            by_id[entry.id] = entry
-            if type(entry) is not MessageEntry:  # messages carry no labels, names or tags
-                fold(entry)
-        if entries:
-            self._leaf_id = entries[-1].id
+            if entry.type in _FOLDED:
+                built = get(entry.id)
+                if built is not None:
+                    fold(built)
+        self._leaf_id = self._store.last_id()
+        while self._leaf_id is not None and get(self._leaf_id, keep=True) is None:
+            self._leaf_id = self._store.last_id()
+        chosen, older = self._context_entries(self._leaf_id, keep=True)  # while the bytes are at hand
+        self._context_cache = (self._leaf_id, len(self._store), chosen, older)
+        self._store.done_loading()
 
     def _child_index(self) -> dict[str | None, list[str]]:
         if self._children is None:
             children: dict[str | None, list[str]] = {}
-            for entry in self._entries:
-                children.setdefault(entry.parent_id, []).append(entry.id)
+            parent_of = self._store.parent_of
+            for entry_id in self._store.ids():
+                children.setdefault(parent_of(entry_id), []).append(entry_id)
             self._children = children
         return self._children
 
@@ -580,7 +656,7 @@ class SessionManager:
 
     def _append(self, cls: type, **fields: object) -> str:
         entry_id = new_entry_id()
-        while entry_id in self._by_id:
+        while entry_id in self._store:
             entry_id = new_entry_id()
         entry = cls(id=entry_id, parent_id=self._leaf_id, **fields)
         self._index(entry)
@@ -604,8 +680,9 @@ class SessionManager:
         """Write the header and every buffered entry in one go (at the first message)."""
         if self._path is None or self._persisted:
             return
-        lines = [self._header.to_json(), *(e.to_json() for e in self._entries)]
-        sync = any(_needs_sync(e) for e in self._entries)
+        entries = self._store.entries()
+        lines = [self._header.to_json(), *(e.to_json() for e in entries)]
+        sync = any(_needs_sync(e) for e in entries)
         if self._claim_at_flush:  # held before the file exists: no `-c` elsewhere finds it unowned
             self._claim_at_flush = False
             try:
@@ -618,6 +695,10 @@ class SessionManager:
         else:
             store.write_new(self._path, lines, sync=sync)
         self._persisted = True
+
+
+# Entry types folded into labels, the session name and tags (``_fold``), read on open.
+_FOLDED = frozenset({"label", "session_info", "tags"})
 
 
 def _starts_file(entry: SessionEntry) -> bool:

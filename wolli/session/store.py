@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +47,27 @@ DIR_MODE = 0o700
 SESSION_FILE_LIMIT = 512 * 1024 * 1024
 
 
+class EntryRef:
+    """An entry not built yet: what the tree needs of it, and where its line is.
+
+    ``start``/``end`` are byte offsets of the line in the file (newline excluded),
+    ``number`` its 1-based line number (for the report if the line turns out damaged).
+    """
+
+    __slots__ = ("id", "parent_id", "type", "start", "end", "number")
+
+    def __init__(self, entry_id: str, parent_id: str | None, kind: str, start: int, end: int, number: int) -> None:
+        self.id = entry_id
+        self.parent_id = parent_id
+        self.type = kind
+        self.start = start
+        self.end = end
+        self.number = number
+
+    def __repr__(self) -> str:
+        return f"EntryRef({self.id!r}, {self.type!r}, line {self.number})"
+
+
 class SessionFileError(Exception):
     """A file that cannot be used as a session (no valid header, unreadable)."""
 
@@ -69,6 +91,9 @@ class LoadedSession:
     # Ids of entries whose parent was nowhere in the file, now hung on the entry before them
     # (an export marks the gap there).
     dangling: set[str] = field(default_factory=set)
+    # The file's bytes, for a lazy load (``load(..., lazy=True)``) whose entries include
+    # ``EntryRef``s: the manager builds what it needs from them, then lets them go.
+    raw: bytes = b""
 
 
 def ensure_dir(path: Path) -> None:
@@ -243,7 +268,7 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def load(path: str | os.PathLike[str], *, require_header: bool = True) -> LoadedSession:
+def load(path: str | os.PathLike[str], *, require_header: bool = True, lazy: bool = False) -> LoadedSession:
     """Read a session file, keeping every good line and reporting every bad one.
 
     An empty file yields ``LoadedSession(header=None, empty=True)``: nothing to lose, the
@@ -251,6 +276,10 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
     ``SessionFileError`` with the reason, since appending to such a file is unsafe; readers
     that only show a file (the HTML export) pass ``require_header=False`` and get the
     entries anyway, with the header line reported like any other bad line.
+
+    ``lazy`` indexes the lines instead of building them (``_index_entries``): the entries
+    are then ``EntryRef``s wherever a line's id, parent and type could be read at a glance,
+    and ``raw`` holds the file's bytes. A file that must be upgraded is built whole as before.
     """
     try:
         raw = read_capped(path, SESSION_FILE_LIMIT)
@@ -288,7 +317,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True) -> Loaded
             raw, pos = _migrated(raw, pos, raw_header), 0
             result.header = SessionHeader.model_validate(raw_header)
             result.migrated_from = version
-        _load_entries(raw, pos, number, result)
+            _load_entries(raw, pos, number, result)
+        elif lazy:
+            _index_entries(raw, pos, number, result)
+            result.raw = raw
+        else:
+            _load_entries(raw, pos, number, result)
     return result
 
 
@@ -347,7 +381,7 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
             try:
                 entry = parse_entry(loads(line))
             except Exception:
-                entry = _parse_line_carefully(line, number, torn, result)
+                entry = parse_line_carefully(line, number, torn, result)
             if entry is not None:
                 if entry.id in seen:
                     duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
@@ -362,6 +396,89 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
     result.errors.extend(duplicates)
     if result.skipped_parents:
         _reattach_orphans(result)
+
+
+def entry_from_line(line: bytes) -> Any:
+    """One entry line's entry object (raises on anything invalid): how every line is built."""
+    return parse_entry(json.loads(line))
+
+
+# The start of an entry line as Wolli (and pi) write it: type, id and parent first, no
+# escapes in any of them. A line that starts otherwise is validated at once instead.
+_ENTRY_START = re.compile(rb'\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)")[,}]')
+_KNOWN_TYPES_BYTES: dict[bytes, str] = {str(kind).encode(): str(kind) for kind in KNOWN_ENTRY_TYPES}
+
+
+def _index_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> None:
+    """``_load_entries`` without building the entries: the tree, errors and order it gives.
+
+    A complete line that starts like an entry (``_ENTRY_START``, a known type) becomes an
+    ``EntryRef``: its id, parent, type and offsets, nothing validated yet (``EntryStore``
+    validates it when it is built). Every other line, and the last line when it has no
+    newline (possibly torn), goes through the validator at once, exactly as in
+    ``_load_entries``. A duplicate id whose first line was only indexed has that line
+    validated on the spot: a damaged first line is skipped and the second one kept, as the
+    eager loader does.
+    """
+    entries, duplicates = result.entries, []
+    seen: dict[str, Any] = {}
+    validate = entry_from_line
+    match = _ENTRY_START.match
+    known = _KNOWN_TYPES_BYTES
+    size = len(raw)
+    while pos < size:
+        end = raw.find(b"\n", pos)
+        torn = end < 0
+        if torn:
+            end = size
+        found = None if torn else match(raw, pos, end)
+        entry: Any = None
+        kind = known.get(found[1]) if found is not None else None
+        if kind is not None:
+            assert found is not None
+            parent = found[3]
+            entry = EntryRef(found[2].decode(), parent.decode() if parent is not None else None, kind, pos, end, number)
+        else:
+            line = raw[pos:end]
+            if line.strip():
+                try:
+                    entry = validate(line)
+                except Exception:
+                    entry = parse_line_carefully(line, number, torn, result)
+        if entry is not None and entry.id in seen and type(entry) is EntryRef and not _checks_out(raw, entry, result):
+            entry = None  # a damaged line under a known id: reported as damaged, not as a duplicate
+        if entry is not None:
+            earlier = seen.get(entry.id)
+            if earlier is not None and type(earlier) is EntryRef and not _checks_out(raw, earlier, result):
+                entries.remove(earlier)
+                del seen[entry.id]
+                earlier = None
+            if earlier is not None:
+                duplicates.append(f"line {number}: duplicate entry id {entry.id} skipped")
+                result.bad_lines.append(number)
+            else:
+                parent_id = entry.parent_id
+                if parent_id is not None and parent_id not in seen and parent_id not in result.skipped_parents:
+                    # The entry before it must be a good one: check an indexed one now.
+                    while entries and type(entries[-1]) is EntryRef and not _checks_out(raw, entries[-1], result):
+                        del seen[entries.pop().id]
+                    _attach_dangling(entry, entries, number, result)
+                seen[entry.id] = entry
+                entries.append(entry)
+        pos, number = end + 1, number + 1
+    result.errors.extend(duplicates)
+    if result.skipped_parents:
+        _reattach_orphans(result)
+
+
+def _checks_out(raw: bytes, ref: Any, result: LoadedSession) -> bool:
+    """Validate an indexed line now; a damaged one is reported as skipped (False)."""
+    line = raw[ref.start : ref.end]
+    try:
+        entry_from_line(line)
+        return True
+    except Exception:
+        return parse_line_carefully(line, ref.number, False, result) is not None
 
 
 def _migrated(raw: bytes, pos: int, raw_header: dict[str, Any]) -> bytes:
@@ -409,7 +526,7 @@ def _reattach_orphans(result: LoadedSession) -> None:
             entry.parent_id = parent
 
 
-def _parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> object:
+def parse_line_carefully(line: bytes, number: int, torn: bool, result: LoadedSession) -> object:
     """A line the fast validator refused: parse it step by step, to keep it or say why not."""
     try:
         data = json.loads(line)

@@ -209,7 +209,7 @@ class ResidentServer:
         fresh, self._fresh = self._fresh, None
         folder = os.path.abspath(cwd) if cwd else self.host.cwd
         if fresh is not None and fresh.session_id in self.host.resident and fresh.cwd == folder \
-                and not fresh.session_manager.get_entries():
+                and not fresh.session_manager.entry_count():
             return fresh
         if not os.path.isdir(folder):
             from ..rpc.commands import CommandError

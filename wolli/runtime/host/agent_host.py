@@ -335,7 +335,16 @@ class AgentHost:
 
     def session_from_options(self, options: SessionOptions) -> tuple[LiveSession, bool]:
         """The session ``options`` describe, and whether it was already resident."""
-        manager = self._manager_for(options)
+        return self._session_for(self._manager_for(options), options)
+
+    async def load_session(self, options: SessionOptions) -> tuple[LiveSession, bool]:
+        """``session_from_options`` with the file read, indexed and its context built in a
+        worker thread, so a long session being resumed does not hold up the event loop (the
+        TUI keeps drawing and taking keys meanwhile)."""
+        manager = await asyncio.to_thread(self._manager_for, options)
+        return self._session_for(manager, options)
+
+    def _session_for(self, manager: SessionManager, options: SessionOptions) -> tuple[LiveSession, bool]:
         found = self._resident_for(manager)
         if found is not None:
             return found, True
@@ -379,7 +388,7 @@ class AgentHost:
     async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
         """The session with this id (prefix) or path: the resident one when it is open."""
         options = SessionOptions(cwd=cwd or (self.active.cwd if self.active else os.getcwd()), session=ref)
-        session, was_resident = self.session_from_options(options)
+        session, was_resident = await self.load_session(options)
         if not was_resident:
             await session.start("resume")
         return session
@@ -408,7 +417,7 @@ class AgentHost:
 
     async def resume_session(self, ref: str) -> LiveSession:
         cwd = self.active.cwd if self.active else os.getcwd()
-        session, _ = self.session_from_options(SessionOptions(cwd=cwd, session=ref))
+        session, _ = await self.load_session(SessionOptions(cwd=cwd, session=ref))
         if session is not self.active:
             await self.replace_active(session, "resume")
         return session

@@ -151,7 +151,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self._base_system_prompt = ""
         self._refresh_system_prompt()
         self.agent.subscribe(self._on_agent_event)
-        if not session_manager.get_entries():
+        if not session_manager.entry_count():
             self._record_model_and_level()
         else:
             self._record_overrides(context.model, context.thinking_level)

@@ -154,7 +154,7 @@ def session_report(session: LiveSession) -> str:
         f"Name      {manager.get_session_name() or '-'}",
         f"Folder    {session.cwd}",
         f"Model     {f'{model.provider}/{model.id}' if model else '-'}  thinking {session.thinking_level}",
-        f"Entries   {len(manager.get_entries())} in the file, {stats.total_messages} messages in context",
+        f"Entries   {manager.entry_count()} in the file, {stats.total_messages} messages in context",
         f"Messages  {stats.user_messages} yours, {stats.assistant_messages} answers, "
         f"{stats.tool_calls} tool calls, {stats.tool_results} tool results",
         f"Tokens    {stats.input_tokens:,} in, {stats.output_tokens:,} out, {stats.cache_read_tokens:,} cache read, "
