@@ -193,3 +193,23 @@ async def test_a_client_that_stops_reading_is_cut_off_and_the_others_go_on(proje
     finally:
         server.stop()
         assert await asyncio.wait_for(task, 30) == 0
+
+
+def test_two_clients_attaching_a_saved_session_at_once_share_one_live_session(served, project):
+    """Two attaches by path arrive while the file is being read: the second waits for the
+    first's open, so both join the same live session (no second reader, no fork)."""
+    from tests.perf.bench_session_resume import session_lines
+
+    path = project / "saved.jsonl"
+    path.write_text("\n".join(session_lines(300)) + "\n")
+    server = served()
+    first, second, watcher = server.client(), server.client(), server.client()
+    first.send({"type": "attach", "sessionId": str(path), "id": "a"})
+    second.send({"type": "attach", "sessionId": str(path), "id": "b"})
+    ids = {first.wait_response("a", 60)["sessionId"], second.wait_response("b", 60)["sessionId"]}
+    assert len(ids) == 1
+    rooms = watcher.call({"type": "get_live_sessions"})["sessions"]
+    assert [room["sessionFile"] for room in rooms if room["sessionId"] in ids] == [str(path)]
+    assert len(next(room for room in rooms if room["sessionId"] in ids)["clients"]) == 2
+    # and by path again once it is live: the resident session, found without reading the file
+    assert watcher.call({"type": "attach", "sessionId": str(path)})["sessionId"] in ids

@@ -74,6 +74,9 @@ class ResidentServer:
         self.clients: list[ClientConnection] = []
         self.rooms: dict[str, SessionRoom] = {}
         self._closing: dict[str, asyncio.Task[None]] = {}
+        # Opens under way, by the reference asked for: a second attach of the same session
+        # while its file is read waits for the first instead of opening it again.
+        self._opening: dict[str, asyncio.Task[LiveSession]] = {}
         self._fresh: LiveSession | None = None  # the start-up session, until a client takes it or it goes
         self._listeners: list[asyncio.base_events.Server] = []
         self._stopped = asyncio.Event()
@@ -223,13 +226,28 @@ class ResidentServer:
         return await self.host.create_session(options)
 
     async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
-        live = self.host.get_session(ref)
+        live = self.host.get_session(ref) or self._resident_by_file(ref)
         if live is not None:
             return live
         for session_id, closing in list(self._closing.items()):  # being closed: let it finish
             if session_id.startswith(ref):
                 await closing
-        return await self.host.open_session(ref, cwd=cwd or self.host.cwd)
+        opening = self._opening.get(ref)
+        if opening is None:
+            opening = asyncio.get_running_loop().create_task(self.host.open_session(ref, cwd=cwd or self.host.cwd))
+            self._opening[ref] = opening
+            opening.add_done_callback(lambda _: self._opening.pop(ref, None))
+        # Shielded: a client that goes away mid-open does not cancel it for the others.
+        return await asyncio.shield(opening)
+
+    def _resident_by_file(self, ref: str) -> LiveSession | None:
+        """The resident session saved in the file ``ref`` names, if it is one (found without
+        reading the file again, as the host would to resolve the reference)."""
+        if os.sep not in ref and not ref.endswith(".jsonl"):
+            return None
+        path = os.path.abspath(os.path.expanduser(ref))
+        return next((s for s in self.host.resident.values()
+                     if s.session_file is not None and os.path.abspath(s.session_file) == path), None)
 
     def _room_replaced(self, room: SessionRoom, target_file: str) -> None:
         """The room's session is being replaced by the live session saved in ``target_file``
