@@ -328,3 +328,18 @@ async def test_an_unreachable_server_is_named_with_what_to_check():
         async with open_stream(url, {}, {}, StreamOptions(max_retries=0)):
             pass
     assert url in str(info.value) and "baseUrl" in str(info.value) and info.value.kind == "connection"
+
+
+def test_preload_loads_the_ca_bundle_only_for_https(tmp_path):
+    """A local model on plain http never needs the CA bundle: preload(tls=False) leaves it
+    unloaded (the TUI passes that for an http:// base URL); preload() loads it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import wolli.ai.http as h\n"
+        "h.preload(tls=False); print(h._tls is None)\n"
+        "h.preload(); print(h._tls is None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["True", "False"]

@@ -69,12 +69,15 @@ def _import_httpcore() -> None:
             import httpcore  # noqa: F401
 
 
-def preload() -> None:
+def preload(*, tls: bool = True) -> None:
     """Import now what the first request would import (httpcore, and the anyio backend its
     locks and events load on first use: ~50-100 ms), so the first answer does not wait for
-    it. Safe to call from a worker thread while the app is idle."""
+    it. Safe to call from a worker thread while the app is idle. ``tls``: the model is
+    reached over https, so load the CA bundle too (~20 ms, ~1.6 MiB); a local model on
+    plain http never needs it (as in print mode, see the lazy TLS transport)."""
     _import_httpcore()
-    _tls_context()
+    if tls:
+        _tls_context()
     try:
         import anyio._backends._asyncio  # noqa: F401
     except ImportError:  # httpcore without anyio uses asyncio's own primitives

@@ -103,10 +103,12 @@ class TuiController:
         model = session.model if session is not None else None
         # A callable, not a coroutine: if the app quits before the worker starts, no coroutine
         # was made to be left un-awaited.
-        self.app.run_worker(partial(self._load_ahead, model.api if model is not None else None), group="warm-up")
+        over_tls = model is None or not model.base_url.startswith("http://")
+        self.app.run_worker(partial(self._load_ahead, model.api if model is not None else None, over_tls),
+                            group="warm-up")
 
     @staticmethod
-    async def _load_ahead(api: str | None) -> None:
+    async def _load_ahead(api: str | None, over_tls: bool = True) -> None:
         """Imports in a thread (the editor keeps taking keys), then the pooled client on the
         loop. Only a head start: the real request reports any problem."""
 
@@ -118,7 +120,7 @@ class TuiController:
                 from ...ai.stream import get_api
 
                 get_api(api)  # the provider's module
-                preload()
+                preload(tls=over_tls)
 
         try:
             await asyncio.to_thread(imports)
