@@ -16,29 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_chat import text_answer
-from tests.support.rpc import UI_PROBE, write_models
-from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.rpc import UI_PROBE
+from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until_sync
 from wolli.modes.server.client import ServerClient
-
-MODEL = ["--model", "local/local-model"]
-
-
-@pytest.fixture
-def served(project: Path, wolli_home: Path, loopback):
-    write_models(wolli_home, loopback.url + "/v1")
-    started: list[ServeProcess] = []
-
-    def serve(*args: str) -> ServeProcess:
-        server = ServeProcess(project, project / "s.sock", *MODEL, *args)
-        started.append(server)
-        return server
-
-    yield serve
-    for server in started:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait(10)
 
 
 def _text(records: list[dict]) -> str:

@@ -12,18 +12,14 @@ import json
 import socket
 from pathlib import Path
 
-import pytest
-
 from tests.support.openai_chat import text_answer
 from tests.support.rpc import write_models
-from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until_sync
 from wolli.modes.server.access import ListenAddress
 from wolli.modes.server.client import ServerClient
 from wolli.modes.server.serve import ResidentServer, ServeOptions
 from wolli.runtime.startup.request import StartupRequest
-
-MODEL = ["--model", "local/local-model"]
 
 REPLACER = '''
 def extension(wolli):
@@ -31,23 +27,6 @@ def extension(wolli):
         await ctx.session.new_session()
     wolli.register_command("fresh", handler=fresh, description="start over in a new session")
 '''
-
-
-@pytest.fixture
-def served(project: Path, wolli_home: Path, loopback):
-    write_models(wolli_home, loopback.url + "/v1")
-    started: list[ServeProcess] = []
-
-    def serve(*args: str) -> ServeProcess:
-        server = ServeProcess(project, project / "s.sock", *MODEL, *args)
-        started.append(server)
-        return server
-
-    yield serve
-    for server in started:
-        if server.process.poll() is None:
-            server.process.kill()
-            server.process.wait(10)
 
 
 def test_a_session_an_extension_replaces_takes_its_clients_along(served, project, loopback):
