@@ -43,6 +43,9 @@ class TurnCheckpoints:
         self._seen: set[str] = set()  # files recorded since that message
         self._unsettled: dict[str, FileState] = {}  # files changed again, as the tools left them
         self._pending: dict[str, list[dict[str, Any]]] = {}  # before-records by tool call id
+        # One pending-file write at a time: tool calls (and subagents, which share their
+        # parent's checkpoints) run at once, and each write must hold the calls of its moment.
+        self._pending_write = asyncio.Lock()
         self._git: dict[str, GitSnapshot] = {}  # by tool call id
         self._top: tuple[str, str | None] | None = None  # (cwd, work tree top)
 
@@ -123,7 +126,7 @@ class TurnCheckpoints:
             states = await asyncio.to_thread(lambda: [capture(store, p, limit) for p in fresh])
             self._seen.update(fresh)
             self._pending[tool_call_id] = [before_record(s) for s in states]
-            await asyncio.to_thread(self._write_pending)
+            await self._save_pending()
         elif name == "bash":
             top = await asyncio.to_thread(self._work_tree)
             if top is None:
@@ -153,7 +156,7 @@ class TurnCheckpoints:
                     record.update(after_record(state))
                     self._unsettled.pop(state.path, None)
             self._record("tool", records, tool_call_id=tool_call_id)
-            await asyncio.to_thread(self._write_pending)
+            await self._save_pending()
             return
         snap = self._git.pop(tool_call_id, None)
         if name != "bash" or snap is None:
@@ -191,14 +194,20 @@ class TurnCheckpoints:
         except OSError as exc:
             self.session._stop_writing(exc)
 
-    def _write_pending(self) -> None:
-        """The before-records of the calls running now, where a crash cannot lose them."""
+    async def _save_pending(self) -> None:
+        """The before-records of the calls running now, where a crash cannot lose them. The
+        list is taken on the loop (the calls change it there) and under the lock, so the
+        write that lands last holds the latest calls."""
+        async with self._pending_write:
+            calls = [{"toolCallId": k, "files": v} for k, v in self._pending.items()]
+            await asyncio.to_thread(self._write_pending, calls)
+
+    def _write_pending(self, calls: list[dict[str, Any]]) -> None:
         from ...session.checkpoints.restore import write_pending
 
         manager = self.session.session_manager
         if manager.is_persisted() and not manager.writing_stopped:
-            write_pending(self.store, manager.get_session_file(),
-                          [{"toolCallId": k, "files": v} for k, v in self._pending.items()])
+            write_pending(self.store, manager.get_session_file(), calls)
 
     def forget_files(self, paths: list[str]) -> None:
         """These files were just restored: their next change is a first change again."""
