@@ -65,7 +65,9 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 FAKELLM = BENCH_DIR / "fakellm.py"
 DEFAULT_OUT = BENCH_DIR / "results" / "raw.jsonl"
-RUNS_DIR = Path(os.environ.get("BENCH_RUNS_DIR", "/tmp/bench-runs"))  # server logs, agent output
+# every scratch folder lives under one root, so two runs at once can be kept apart
+SCRATCH = Path(os.environ.get("BENCH_SCRATCH", "/tmp"))
+RUNS_DIR = Path(os.environ.get("BENCH_RUNS_DIR", str(SCRATCH / "bench-runs")))  # server logs, agent output
 API_KEY = "bench-dummy-key-0123456789"
 MODEL = "fake-model"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -767,8 +769,8 @@ def main() -> None:
         p.add_argument("--cmd", required=True, help="agent command (bash; may use $BENCH_* variables)")
         p.add_argument("--setup", help="bash command run once before measuring (writes config into $HOME)")
         p.add_argument("--version-cmd", help="bash command printing the agent's version")
-        p.add_argument("--home", type=Path, help="isolated HOME (default /tmp/bench-homes/NAME-SCENARIO)")
-        p.add_argument("--workdir", type=Path, help="agent cwd (default /tmp/bench-work/NAME)")
+        p.add_argument("--home", type=Path, help="isolated HOME (default $BENCH_SCRATCH/bench-homes/NAME-SCENARIO)")
+        p.add_argument("--workdir", type=Path, help="agent cwd (default $BENCH_SCRATCH/bench-work/NAME)")
         p.add_argument("--fresh-home", action=argparse.BooleanOptionalAction, default=True,
                        help="wipe --home before the scenario (default on)")
         p.add_argument("--git", action=argparse.BooleanOptionalAction, default=True,
@@ -833,10 +835,10 @@ def main() -> None:
         signal.signal(sig, lambda s, f: sys.exit(128 + s))
     if args.scenario != "report":
         if args.home is None:
-            args.home = Path("/tmp/bench-homes") / f"{args.name}-{args.scenario}"
+            args.home = SCRATCH / "bench-homes" / f"{args.name}-{args.scenario}"
         if args.workdir is None:
             suffix = "-resume" if args.scenario == "resume" else ""
-            args.workdir = Path("/tmp/bench-work") / f"{args.name}{suffix}"
+            args.workdir = SCRATCH / "bench-work" / f"{args.name}{suffix}"
         args.home = args.home.resolve()
         args.workdir = args.workdir.resolve()
     args.func(args)

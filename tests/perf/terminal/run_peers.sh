@@ -80,7 +80,7 @@ run_profile() {
   fi
   if has resume-print && [[ -n "${AGENT_RESUME_PRINT_CMD:-}" ]]; then
     # same big session, then one print-mode turn on top of it (load + send the whole history)
-    python3 bench.py print "${common[@]}" --label resume-print --workdir "/tmp/bench-work/$n-resume" \
+    python3 bench.py print "${common[@]}" --label resume-print --workdir "${BENCH_SCRATCH:-/tmp}/bench-work/$n-resume" \
       --setup "$AGENT_SETUP && $AGENT_SESSION_GEN" --env "BENCH_SESSION_PAIRS=$PAIRS" \
       --cmd "$AGENT_RESUME_PRINT_CMD" --tokens 200 --prompt hello --prompt-tokens 20000
   fi
