@@ -160,13 +160,18 @@ def run_attach_command(argv: list[str]) -> int:
         return 1
     if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
         from ..base import startup_gc
-        from ..modes.server.attach_tui import run_attach_tui
+        from ..modes.server.ahead import attach_command, send_ahead
 
         client.close()  # the app connects on its own loop
         request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
+        session_id = positional[0] if positional else None
+        # the server opens the session while the app below is imported (docs/server.md)
+        ahead = None if "--last" in flags else send_ahead(sock, attach_command(session_id, request.cwd))
+        from ..modes.server.attach_tui import run_attach_tui
+
         startup_gc.pause()  # until the history is built (as the standalone start does)
         try:
-            return run_attach_tui(request, sock, positional[0] if positional else None, join_live="--last" in flags)
+            return run_attach_tui(request, sock, session_id, join_live="--last" in flags, ahead=ahead)
         finally:
             startup_gc.resume()
 
@@ -192,7 +197,7 @@ def join_server(agent: str | None, messages: list[str]) -> int | None:
     if not settings.get("server.attach"):
         return None
     from ..modes.server.access import socket_path
-    from ..modes.server.attach_tui import run_attach_tui
+    from ..modes.server.ahead import attach_command, send_ahead
     from ..modes.server.client import ServerUnavailable, connect_or_start
 
     home = paths.agent_home(paths.agent_name(agent))
@@ -205,7 +210,10 @@ def join_server(agent: str | None, messages: list[str]) -> int | None:
         print(f"wolli: {exc} (the setting server.attach is on; see docs/server.md)", file=sys.stderr)
         return 1
     request = StartupRequest(mode="tui", agent=agent, messages=[" ".join(messages)] if messages else [])
-    return run_attach_tui(request, sock, None)
+    ahead = send_ahead(sock, attach_command(None, request.cwd))  # a new session, opened while the app loads
+    from ..modes.server.attach_tui import run_attach_tui
+
+    return run_attach_tui(request, sock, None, ahead=ahead)
 
 
 def run_web_command(argv: list[str]) -> int:

@@ -134,6 +134,14 @@ def _text(cmd: dict[str, Any], name: str, *, required: bool = True) -> str | Non
     return text
 
 
+def _count(cmd: dict[str, Any], name: str) -> int | None:
+    """An optional whole number >= 0."""
+    value: int | None = _field(cmd, name, int, "a whole number >= 0", required=False)
+    if value is not None and value < 0:
+        raise CommandError(f"{cmd['type']}: '{name}' must be a whole number >= 0, not {value}")
+    return value
+
+
 def _flag(cmd: dict[str, Any], name: str) -> bool:
     return bool(_field(cmd, name, bool, "true or false", required=True))
 
@@ -393,7 +401,9 @@ def get_state(server: RpcServer, cmd: dict[str, Any]) -> Reply:
 
 @command("get_messages", "query")
 def get_messages(server: RpcServer, cmd: dict[str, Any]) -> Reply:
-    return {"messages": queries.messages(server.session)}
+    start = _count(cmd, "start") or 0
+    end = _count(cmd, "end")
+    return {"messages": queries.messages(server.session, start, end)}
 
 
 @command("get_session_stats", "query")

@@ -108,8 +108,19 @@ def last_assistant_text(session: LiveSession) -> str | None:
     return None
 
 
-def messages(session: LiveSession) -> list[Any]:
-    return [to_jsonable(m) for m in session.messages]
+def messages(session: LiveSession, start: int = 0, end: int | None = None) -> list[Any]:
+    """The context's messages ``[start:end]`` as JSON (a client pages a long history)."""
+    return [to_jsonable(m) for m in session.messages[start:end]]
+
+
+def history_tail_start(session: LiveSession, limit: int) -> int:
+    """Where the last ``limit`` messages begin, moved back past tool results so the tail never
+    opens with a result whose call is in the part the client has not been sent yet."""
+    found = session.messages
+    start = max(0, len(found) - limit)
+    while 0 < start < len(found) and getattr(found[start], "role", None) == "toolResult":
+        start -= 1
+    return start
 
 
 def commands(host: AgentHost, session: LiveSession) -> list[dict[str, Any]]:

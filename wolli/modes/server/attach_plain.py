@@ -69,7 +69,8 @@ class PlainAttach:
             self.write(f"[dialog: {record.get('title')}; answer it in a full client]\n")
 
     def attach(self, session_id: str | None, cwd: str, *, history: int = HISTORY_SHOWN) -> None:
-        command: dict[str, Any] = {"type": "attach"}
+        # only what is printed crosses the socket (a long history is megabytes)
+        command: dict[str, Any] = {"type": "attach", "historyLimit": history}
         command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": cwd})
         data = self.client.call(command, on_other=self.show)
         self.session_id = data["sessionId"]

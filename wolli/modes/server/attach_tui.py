@@ -15,6 +15,7 @@ skills are prompts); the ones that need the host in this process (``/login``, ``
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from ..interactive.client_runtime import SessionFigures
 from ..interactive.commands.definition import CommandEntry
 from ..interactive.commands.registry import builtin_commands, split
 from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
+from .ahead import AHEAD_ID, attach_command, send_ahead
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
 from .remote_events import EventDecoder, parse_messages
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
 # Waits between reconnection attempts after the server went away (then the last, repeated).
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 RECONNECT_FOR = 120.0  # seconds of trying before giving up
+ATTACH_TIMEOUT = 60.0  # opening a long session on a busy server
 # Built-in commands an attached client runs (on the server); every other built-in needs the
 # host in this process and says so.
 REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit"}
@@ -98,7 +101,9 @@ class RemoteRuntime:
     """The app's runtime when it is attached to a server's session."""
 
     def __init__(self, app: WolliApp, request: StartupRequest, connect: Connect, session_id: str | None,
-                 *, join_live: bool = False) -> None:
+                 *, join_live: bool = False, ahead: socket.socket | None = None) -> None:
+        """``ahead``: a connection on which ``attach_command(session_id, request.cwd)`` was
+        already sent (see ``ahead.py``); the first attach takes its response."""
         self.app = app
         self.request = request
         self.ready = asyncio.Event()
@@ -112,6 +117,8 @@ class RemoteRuntime:
         self._commands: list[CommandEntry] = []
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
+        self._history_shown = 0  # counts the histories shown: a page for an older one is dropped
+        self._ahead = ahead
 
     @property
     def session(self) -> RemoteSession | None:
@@ -142,13 +149,17 @@ class RemoteRuntime:
             await self.send(text)
 
     async def _attach(self, session_id: str | None, *, history: bool) -> None:
-        link = await self._connect(self._on_record)
-        if session_id is None and self._join_live:
-            session_id = _live_choice(await link.call({"type": "get_live_sessions"}))
-        command: Record = {"type": "attach"}
-        command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": self.request.cwd})
-        self._link = link
-        data = await link.call(command)
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            link, answer = await ServerLink.adopt(ahead, self._on_record, AHEAD_ID)
+            self._link = link
+            data = await asyncio.wait_for(answer, ATTACH_TIMEOUT)
+        else:
+            link = await self._connect(self._on_record)
+            if session_id is None and self._join_live:
+                session_id = _live_choice(await link.call({"type": "get_live_sessions"}))
+            self._link = link
+            data = await link.call(attach_command(session_id, self.request.cwd), ATTACH_TIMEOUT)
         assert isinstance(data, dict)
         self._show_attached(data, history=history)
         self._watch = asyncio.create_task(self._watch_link(link))
@@ -163,7 +174,11 @@ class RemoteRuntime:
         session.clients = clients if isinstance(clients, int) else 1
         self._session, self._wanted = session, session.session_id
         self._decoder = EventDecoder()
+        self._history_shown += 1
         self.app.reload_transcript()
+        older = data.get("historyStart")
+        if isinstance(older, int) and older > 0:
+            asyncio.get_running_loop().create_task(self._page_history(session, older, self._history_shown))
         if session.run_state != "idle":  # joined while it works: the row shows it at once
             self.app.adapter(_run_state(session.run_state))
         streaming = data.get("streamMessage")
@@ -176,6 +191,21 @@ class RemoteRuntime:
             self.app.add_notice(f"Attached to session {session.session_id} on the server"
                                 + (f" ({others} other client{'s' if others != 1 else ''} attached)" if others else "")
                                 + "; /detach leaves it running.", "muted")
+
+    async def _page_history(self, session: RemoteSession, end: int, shown: int) -> None:
+        """The history before the tail the attach response carried, put above it."""
+        link = self._link
+        if link is None:
+            return
+        try:
+            data = await link.call({"type": "get_messages", "end": end})
+        except (ServerUnavailable, RemoteError, TimeoutError):
+            return  # the rows above stay unknown; a reconnect or /resume fetches them again
+        if shown != self._history_shown or session is not self._session:
+            return  # another history replaced this one meanwhile
+        older = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
+        session.messages[:0] = older
+        self.app.prepend_history(older)
 
     async def _refresh_side_data(self) -> None:
         """The footer's totals and the command list (extension commands, templates, skills)."""
@@ -283,6 +313,7 @@ class RemoteRuntime:
         session.messages = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
         if isinstance(state, dict):
             session.take_state(state)
+        self._history_shown += 1
         self.app.reload_transcript()
 
     def _ui_request(self, record: Record) -> None:
@@ -446,7 +477,7 @@ class RemoteRuntime:
             chosen = await self.app.front.select("Attach to a live session", list(labels))
             target = labels.get(chosen, "") if isinstance(chosen, str) else ""
         if target:
-            data = await self._call({"type": "attach", "sessionId": target})
+            data = await self._call(attach_command(target, self.request.cwd))
             if isinstance(data, dict):
                 self._show_attached(data, history=True)
                 await self._refresh_side_data()
@@ -536,15 +567,19 @@ def _live_choice(data: object) -> str | None:
 
 
 def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None, *,
-                   join_live: bool = False) -> int:
-    """The full-screen app attached to the server on ``socket_path`` (already known to run)."""
+                   join_live: bool = False, ahead: socket.socket | None = None) -> int:
+    """The full-screen app attached to the server on ``socket_path`` (already known to run);
+    ``ahead`` as for :class:`RemoteRuntime` (``send_ahead`` is called here when not given)."""
     from ..tui import run_tui
+
+    if ahead is None and not join_live:
+        ahead = send_ahead(socket_path, attach_command(session_id, request.cwd))
 
     async def connect(on_record: Callable[[Record], None]) -> ServerLink:
         return await ServerLink.unix(socket_path, on_record)
 
     def runtime(app: WolliApp, startup: StartupRequest) -> RemoteRuntime:
-        return RemoteRuntime(app, startup, connect, session_id, join_live=join_live)
+        return RemoteRuntime(app, startup, connect, session_id, join_live=join_live, ahead=ahead)
 
     return run_tui(request, runtime=runtime)
 

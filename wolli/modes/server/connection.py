@@ -348,7 +348,10 @@ async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
             raise CommandError(f"attach: no session {session_id!r}: {exc}") from None
     else:
         raise CommandError('attach needs \'sessionId\' (a string) or \'new\': true')
-    return _attached(client, session)
+    limit = cmd.get("historyLimit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise CommandError("attach: 'historyLimit' must be a whole number >= 0 (messages sent with the response)")
+    return _attached(client, session, limit)
 
 
 def _session_of(client: ClientConnection) -> LiveSession:
@@ -359,11 +362,17 @@ def _session_of(client: ClientConnection) -> LiveSession:
     return session
 
 
-def _attached(client: ClientConnection, session: LiveSession) -> dict[str, Any]:
+def _attached(client: ClientConnection, session: LiveSession, history_limit: int | None) -> dict[str, Any]:
+    """The attach response. With ``history_limit`` only the history's tail is sent
+    (``historyStart`` says where it begins): a client draws the screen from it and pages the
+    rest with ``get_messages`` ``end``, rather than wait for a long history to cross the socket."""
     client.join(client.server.room_for(session))
+    start = 0 if history_limit is None else queries.history_tail_start(session, history_limit)
     data = {"sessionId": session.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
-            "state": queries.session_state(session), "messages": queries.messages(session),
+            "state": queries.session_state(session), "messages": queries.messages(session, start),
             "clients": len(client.room.clients) if client.room is not None else 1}
+    if history_limit is not None:
+        data["historyStart"] = start
     streaming = session.agent.state.stream_message
     if streaming is not None:  # the answer in flight so far; its next deltas follow this response
         data["streamMessage"] = to_jsonable(streaming)

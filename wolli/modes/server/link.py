@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 import ssl
 from collections.abc import Callable
 from pathlib import Path
@@ -66,6 +67,22 @@ class ServerLink:
             raise ServerUnavailable(f"no server answers on {path}: {getattr(exc, 'strerror', None) or exc}") from None
         await link._greeted(transport)
         return link
+
+    @classmethod
+    async def adopt(cls, sock: socket.socket, on_record: Callable[[Record], None],
+                    sent: str) -> tuple[ServerLink, asyncio.Future[object]]:
+        """A Unix-socket connection opened before the loop ran, on which the command with id
+        ``sent`` was already written: the link, and the future its response resolves."""
+        link = cls(on_record)
+        answer: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        link._pending[sent] = answer  # before the first read: the response may be waiting
+        try:
+            transport, _ = await asyncio.get_running_loop().create_unix_connection(lambda: _Reader(link), sock=sock)
+        except OSError as exc:
+            sock.close()
+            raise ServerUnavailable(f"the server connection broke: {exc.strerror or exc}") from None
+        await link._greeted(transport)
+        return link, answer
 
     @classmethod
     async def tcp(cls, host: str, port: int, token: str | None, on_record: Callable[[Record], None], *,

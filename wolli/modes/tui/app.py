@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from textual.notifications import SeverityLevel
 
-    from ...agent.messages import CustomMessage
+    from ...agent.messages import AgentMessage, CustomMessage
     from ...runtime.events import SessionEvent
     from ..common.signals import SignalRoute
     from ..interactive.client_runtime import ClientRuntime
@@ -416,6 +416,11 @@ class WolliApp(App[int]):
         if session is not None:
             self.transcript.add_lazy(self.adapter.history_builders(list(session.messages)))
         self.refresh_footer()
+
+    def prepend_history(self, messages: list[AgentMessage]) -> None:
+        """Older messages of the shown conversation arrived (an attached client pages them in):
+        they go above the rows already there, built when scrolled to."""
+        self.transcript.prepend_lazy(self.adapter.history_builders(messages))
 
     def extension_failed(self, owner: str, what: str, exc: BaseException) -> Text:
         """Extension code failed while drawing: the traceback goes to the extension log, the

@@ -168,6 +168,17 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self._trim()
         self.call_after_refresh(self._fill_screen)
 
+    def prepend_lazy(self, builders: list[Callable[[], Widget]]) -> None:
+        """Put rows before all the others, unbuilt (the older part of a history that arrived
+        after its tail); the window stays where it is and counts them as hidden above."""
+        if not builders:
+            return
+        self.items[:0] = builders
+        self.first_mounted += len(builders)
+        self._update_more()
+        if self.max_scroll_y == 0:
+            self.call_after_refresh(self._fill_screen)  # the tail did not fill the screen
+
     def _fill_screen(self) -> None:
         """History that does not fill the screen gets the page above it, until it does."""
         if not self.first_mounted or not self.size.height:

@@ -1,0 +1,120 @@
+"""The full-screen app attached to ``wolli serve`` (Pilot, a real server process): a long
+history's tail is drawn from the attach response and the older part is paged in above it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.rpc import write_models
+from tests.support.serve import ServeProcess, write_long_session
+from tests.support.waiting import wait_until
+from wolli.modes.server import attach_tui
+from wolli.modes.server.ahead import HISTORY_TAIL, attach_command, send_ahead
+from wolli.modes.server.link import ServerLink
+from wolli.modes.tui.app import WolliApp
+from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
+from wolli.modes.tui.widgets.user_message import UserMessageView
+from wolli.runtime.startup.request import StartupRequest
+
+
+async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, wolli_home: Path, loopback,
+                                                                tmp_path: Path):
+    write_models(wolli_home, loopback.url + "/v1")
+    saved = tmp_path / "long.jsonl"
+    write_long_session(saved, 50, str(project))  # 200 messages, 200 transcript rows
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    try:
+        server.wait_listening()
+        sent: list[dict] = []
+
+        async def connect(on_record):
+            link = await ServerLink.unix(server.socket_path, on_record)
+            call = link.call
+
+            async def recorded(command, *args):
+                sent.append(dict(command))
+                return await call(command, *args)
+
+            link.call = recorded  # type: ignore[method-assign]
+            return link
+
+        def runtime(app, startup):
+            return attach_tui.RemoteRuntime(app, startup, connect, str(saved))
+
+        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
+        app = WolliApp(request, agent_home=wolli_home / "agents" / "default", runtime=runtime)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(lambda: app.controller.session is not None
+                             and len(app.controller.session.messages) == 200, 20, "the whole history")
+            attach = next(c for c in sent if c["type"] == "attach")
+            assert attach["historyLimit"] == HISTORY_TAIL  # only the tail came with it
+            start = 200 - HISTORY_TAIL  # a question: the tail begins right there
+            assert {"type": "get_messages", "end": start} in sent
+            transcript = app.transcript
+            # every row is known (200 and the "Attached to session" notice), most of them unbuilt
+            assert len(transcript.items) == 201
+            assert app.query(AssistantMessageView).last().markdown_text == "answer 49"
+            assert transcript.hidden_count == 201 - len(transcript.mounted) > 140  # the paged part counts
+            assert f"{transcript.hidden_count} earlier messages" in str(transcript.more.render())
+            # Ctrl+Home pages up to the very first question
+            while transcript.hidden_count:
+                await pilot.press("ctrl+home")
+                await pilot.pause()
+            assert app.query(UserMessageView).first().text == "question 0"
+    finally:
+        server.stop()
+
+
+async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(project: Path, wolli_home: Path, loopback,
+                                                                           tmp_path: Path):
+    write_models(wolli_home, loopback.url + "/v1")
+    saved = tmp_path / "long.jsonl"
+    write_long_session(saved, 30, str(project))
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    try:
+        server.wait_listening()
+        connects: list[object] = []
+        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
+        # written before the app exists, as `wolli attach` does before it imports Textual
+        ahead = send_ahead(server.socket_path, attach_command(str(saved), request.cwd))
+        assert ahead is not None
+
+        async def connect(on_record):
+            connects.append(on_record)
+            return await ServerLink.unix(server.socket_path, on_record)
+
+        def runtime(app, startup):
+            return attach_tui.RemoteRuntime(app, startup, connect, str(saved), ahead=ahead)
+
+        app = WolliApp(request, agent_home=wolli_home / "agents" / "default", runtime=runtime)
+        async with app.run_test(size=(100, 30)):
+            await wait_until(lambda: app.controller.session is not None
+                             and len(app.controller.session.messages) == 120, 20, "the whole history")
+            assert app.query(AssistantMessageView).last().markdown_text == "answer 29"
+            assert connects == []  # the early connection carried the attach and its answer
+            live = server.client().call({"type": "get_live_sessions"})["sessions"]
+            assert [len(room["clients"]) for room in live] == [1]
+    finally:
+        server.stop()
+
+
+async def test_an_attach_sent_ahead_that_fails_ends_the_app_with_the_reason(project: Path, wolli_home: Path,
+                                                                            loopback, capsys):
+    write_models(wolli_home, loopback.url + "/v1")
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    try:
+        server.wait_listening()
+        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
+        ahead = send_ahead(server.socket_path, attach_command("no-such-session", request.cwd))
+
+        async def connect(on_record):
+            raise AssertionError("the early connection is used")
+
+        app = WolliApp(request, agent_home=wolli_home / "agents" / "default",
+                       runtime=lambda app, startup: attach_tui.RemoteRuntime(app, startup, connect, "no-such-session",
+                                                                              ahead=ahead))
+        async with app.run_test(size=(100, 30)):
+            await wait_until(lambda: app.return_code == 1, 20, "the app to end")
+        assert "attach: no session 'no-such-session'" in capsys.readouterr().err
+    finally:
+        server.stop()
