@@ -25,7 +25,7 @@ from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import HostStartup, start_host
 from .environment import ClientOffers, FileLog, file_environment, shell_environment
 from .sdk import PROTOCOL_VERSION, AgentSideConnection, Client, RequestError, schema
-from .session import AcpSession
+from .session import AcpSession, first_line
 from .transport import StdioTransport
 from .ui import AcpUI
 
@@ -77,7 +77,9 @@ class WolliAgent:
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(image=True, embedded_context=True, audio=False),
                 mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
-                session_capabilities=schema.SessionCapabilities(list=schema.SessionListCapabilities()),
+                session_capabilities=schema.SessionCapabilities(
+                    list=schema.SessionListCapabilities(), resume=schema.SessionResumeCapabilities(),
+                    close=schema.SessionCloseCapabilities(), fork=schema.SessionForkCapabilities()),
             ),
             agent_info=schema.Implementation(name="wolli", title="Wolli", version=__version__),
             auth_methods=[],
@@ -124,30 +126,66 @@ class WolliAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None,
                            **kwargs: object) -> schema.LoadSessionResponse:
+        session = await self._open(cwd, session_id, mcp_servers)
+        await session.replay()
+        self._later(self._announce(session))
+        return schema.LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
+
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                             mcp_servers: list[McpServer] | None = None,
+                             **kwargs: object) -> schema.ResumeSessionResponse:
+        """``session/load`` without the history: the client still shows it."""
+        session = await self._open(cwd, session_id, mcp_servers)
+        self._later(self._announce(session))
+        return schema.ResumeSessionResponse(modes=session.modes(), config_options=session.config_options())
+
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                           mcp_servers: list[McpServer] | None = None,
+                           **kwargs: object) -> schema.ForkSessionResponse:
+        """A new session holding a copy of this one's conversation (its current branch); the
+        original stays as it is. A run in progress finishes first."""
+        source = await self._open(cwd, session_id, mcp_servers)
+        live = await self.host.fork_session(source.live.session_manager.get_leaf_id(), source=source.live,
+                                            replace=False)
+        session = self._adopt(live)
+        self._later(self._announce(session))
+        return schema.ForkSessionResponse(session_id=session.id, modes=session.modes(),
+                                          config_options=session.config_options())
+
+    async def close_session(self, session_id: str, **kwargs: object) -> schema.CloseSessionResponse:
+        """Stop the session's run and free it (its file stays; ``session/load`` opens it again)."""
+        session = self._session(session_id)
+        session.cancel()
+        del self.sessions[session_id]
+        await session.live.wait_for_idle()
+        await self.host.close_session(session.live)
+        await session.close()
+        return schema.CloseSessionResponse()
+
+    async def _open(self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None) -> AcpSession:
+        """The open session ``session_id``, or the saved one opened (load, resume, fork)."""
         from ...session.manager import SessionLookupError
         from ...session.store import SessionFileError
 
         cwd = self._cwd(cwd)
         session = self.sessions.get(session_id)
-        if session is None:
-            if not session_id or os.sep in session_id:
-                raise RequestError.invalid_params({"message": f"no session {session_id!r}"})
-            await self._connect_mcp(mcp_servers or [])
-            try:
-                live = await self.host.open_session(session_id, cwd=cwd)
-            except (SessionLookupError, SessionFileError, OSError, ValueError) as exc:
-                raise RequestError.resource_not_found(session_id) if isinstance(exc, SessionLookupError) else \
-                    RequestError.internal_error({"message": str(exc)}) from None
-            session = self._adopt(live)
-        await session.replay()
-        self._later(self._announce(session))
-        return schema.LoadSessionResponse(modes=session.modes(), config_options=session.config_options())
+        if session is not None:
+            return session
+        if not session_id or os.sep in session_id:
+            raise RequestError.invalid_params({"message": f"no session {session_id!r}"})
+        await self._connect_mcp(mcp_servers or [])
+        try:
+            live = await self.host.open_session(session_id, cwd=cwd)
+        except (SessionLookupError, SessionFileError, OSError, ValueError) as exc:
+            raise RequestError.resource_not_found(session_id) if isinstance(exc, SessionLookupError) else \
+                RequestError.internal_error({"message": str(exc)}) from None
+        return self._adopt(live)
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: object) -> schema.ListSessionsResponse:
         infos = self.host.list_sessions(cwd)
         return schema.ListSessionsResponse(sessions=[
-            schema.SessionInfo(session_id=i.id, cwd=i.cwd, title=i.name or _first_line(i.first_message),
+            schema.SessionInfo(session_id=i.id, cwd=i.cwd, title=i.name or first_line(i.first_message),
                                updated_at=i.modified.isoformat().replace("+00:00", "Z"))
             for i in infos[:500]])
 
@@ -275,13 +313,6 @@ def _shown_uri(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
-def _first_line(text: str | None) -> str | None:
-    if not text:
-        return None
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line[:80] or None
-
-
 async def serve(request: StartupRequest) -> int:
     loop = asyncio.get_running_loop()
     stopped = asyncio.Event()
@@ -295,7 +326,9 @@ async def serve(request: StartupRequest) -> int:
     startup.host.start_auto_reload()  # settings autoReload: watch extension files, like the TUI
     if startup.host.mcp is not None:  # configured servers start in the background
         agent._later(startup.host.start_mcp(interactive=False))
-    conn = AgentSideConnection(cast(Any, agent), transport, listening=False)
+    # session/close and session/resume are stable in the protocol since April 2026; SDK 0.12
+    # still routes them (and session/fork) only with its "unstable" switch on.
+    conn = AgentSideConnection(cast(Any, agent), transport, listening=False, use_unstable_protocol=True)
     listening = loop.create_task(conn.listen())
     waiting = loop.create_task(stopped.wait())
     from ..common.signals import Interrupt

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...ai.types import THINKING_LEVELS
@@ -54,6 +55,7 @@ class AcpSession:
         self._running: dict[str, tuple[str, Any]] = {}  # tool call id -> (name, args)
         self._in_terminal: set[str] = set()
         self._stop_observing = live.observe(self._on_event)
+        self._title = self.title()  # what the client was last told (session/list says it for saved ones)
 
     # ------------------------------------------------------------------ out
 
@@ -216,6 +218,7 @@ class AcpSession:
             found = find_builtin(text)
             if found is not None and found[0].name in ACP_BUILTINS:
                 await run_builtin(CommandContext(AcpFront(self, self.ui), self.host, self.live), text)
+                self._report_title()  # /name
                 await self.stream.drained()
                 return "cancelled" if self.cancelled else "end_turn"
             before = len(self.live.messages)
@@ -226,6 +229,7 @@ class AcpSession:
             except NoModelError as exc:
                 raise RequestError.internal_error({"message": str(exc)}) from None
             self._report_usage()
+            self._report_title()
             try:
                 return self._stop_reason(before)
             finally:  # what the turn said reaches the editor before its answer
@@ -250,6 +254,23 @@ class AcpSession:
         if last.stop_reason == "error":
             raise RequestError.internal_error({"message": last.error_message or "the model's answer failed"})
         return "end_turn"
+
+    def title(self) -> str | None:
+        """The session's name, or the first line of its first prompt (as ``session/list``)."""
+        name = self.live.session_manager.get_session_name()
+        if name:
+            return first_line(name)
+        first = next((m for m in self.live.messages if getattr(m, "role", None) == "user"), None)
+        return first_line(_user_text(first.content)) if first is not None else None
+
+    def _report_title(self) -> None:
+        """A new or renamed session's title (``session_info_update``), once it changed."""
+        title = self.title()
+        if title is not None and title != self._title:
+            self._title = title
+            now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            self.stream.update(schema.SessionInfoUpdate(session_update="session_info_update", title=title,
+                                                        updated_at=now))
 
     def _report_usage(self) -> None:
         """How full the context window is, once per turn (``usage_update``)."""
@@ -302,6 +323,20 @@ class AcpSession:
         except TimeoutError:
             pass
         self.stream.close()
+
+
+def first_line(text: str | None) -> str | None:
+    """A title from free text: its first non-blank line, at most 80 characters."""
+    if not text or not text.strip():
+        return None
+    return text.strip().splitlines()[0][:80] or None
+
+
+def _user_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(getattr(block, "text", "") for block in content if getattr(block, "type", None) == "text") \
+        if isinstance(content, list) else ""
 
 
 def _refused(message: AssistantMessage) -> bool:
