@@ -35,3 +35,22 @@ async def type_and_send(pilot: Any, text: str) -> None:
 
 def mounted(app: Any, cls: type) -> list[Any]:
     return list(app.query(cls))
+
+
+def attached_app(socket_path: Any, session_ref: str | None, cwd: Any, agent_home: Any, *,
+                 connect: Any = None, ahead: Any = None) -> Any:
+    """The full-screen app attached to the ``wolli serve`` on ``socket_path`` (the session
+    ``session_ref``, or a new one in ``cwd``), as ``wolli attach`` builds it."""
+    from wolli.modes.server import attach_tui
+    from wolli.modes.server.link import ServerLink
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.startup.request import StartupRequest
+
+    async def unix(on_record: Any) -> Any:
+        return await ServerLink.unix(socket_path, on_record)
+
+    def runtime(app: Any, startup: Any) -> Any:
+        return attach_tui.RemoteRuntime(app, startup, connect or unix, session_ref, ahead=ahead)
+
+    request = StartupRequest(mode="tui", cwd=str(cwd), require_model=False)
+    return WolliApp(request, agent_home=agent_home, runtime=runtime)

@@ -8,13 +8,12 @@ from pathlib import Path
 from tests.support.rpc import write_models
 from tests.support.serve import ServeProcess, write_long_session
 from tests.support.waiting import wait_until
-from wolli.modes.server import attach_tui
 from wolli.modes.server.ahead import HISTORY_TAIL, attach_command, send_ahead
 from wolli.modes.server.link import ServerLink
-from wolli.modes.tui.app import WolliApp
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.user_message import UserMessageView
-from wolli.runtime.startup.request import StartupRequest
+
+from .helpers import attached_app
 
 
 async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, wolli_home: Path, loopback,
@@ -38,11 +37,7 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, w
             link.call = recorded  # type: ignore[method-assign]
             return link
 
-        def runtime(app, startup):
-            return attach_tui.RemoteRuntime(app, startup, connect, str(saved))
-
-        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
-        app = WolliApp(request, agent_home=wolli_home / "agents" / "default", runtime=runtime)
+        app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(lambda: app.controller.session is not None
                              and len(app.controller.session.messages) == 200, 20, "the whole history")
@@ -74,19 +69,16 @@ async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(projec
     try:
         server.wait_listening()
         connects: list[object] = []
-        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
         # written before the app exists, as `wolli attach` does before it imports Textual
-        ahead = send_ahead(server.socket_path, attach_command(str(saved), request.cwd))
+        ahead = send_ahead(server.socket_path, attach_command(str(saved), str(project)))
         assert ahead is not None
 
         async def connect(on_record):
             connects.append(on_record)
             return await ServerLink.unix(server.socket_path, on_record)
 
-        def runtime(app, startup):
-            return attach_tui.RemoteRuntime(app, startup, connect, str(saved), ahead=ahead)
-
-        app = WolliApp(request, agent_home=wolli_home / "agents" / "default", runtime=runtime)
+        app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default",
+                           connect=connect, ahead=ahead)
         async with app.run_test(size=(100, 30)):
             await wait_until(lambda: app.controller.session is not None
                              and len(app.controller.session.messages) == 120, 20, "the whole history")
@@ -104,15 +96,13 @@ async def test_an_attach_sent_ahead_that_fails_ends_the_app_with_the_reason(proj
     server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
     try:
         server.wait_listening()
-        request = StartupRequest(mode="tui", cwd=str(project), require_model=False)
-        ahead = send_ahead(server.socket_path, attach_command("no-such-session", request.cwd))
+        ahead = send_ahead(server.socket_path, attach_command("no-such-session", str(project)))
 
         async def connect(on_record):
             raise AssertionError("the early connection is used")
 
-        app = WolliApp(request, agent_home=wolli_home / "agents" / "default",
-                       runtime=lambda app, startup: attach_tui.RemoteRuntime(app, startup, connect, "no-such-session",
-                                                                              ahead=ahead))
+        app = attached_app(server.socket_path, "no-such-session", project, wolli_home / "agents" / "default",
+                           connect=connect, ahead=ahead)
         async with app.run_test(size=(100, 30)):
             await wait_until(lambda: app.return_code == 1, 20, "the app to end")
         assert "attach: no session 'no-such-session'" in capsys.readouterr().err

@@ -24,6 +24,7 @@ def permissions_state(session: LiveSession) -> dict[str, Any]:
     loaded = session.permissions.host.loaded(session.cwd)
     return {
         "mode": session.permissions.mode,
+        "beforePlan": session.permissions.before_plan,  # where /plan goes back to from plan mode
         "modes": list(MODES),
         "rules": [{"rule": str(r.rule), "kind": r.kind, "source": r.source, "origin": r.origin}
                   for r in loaded.rules.all],

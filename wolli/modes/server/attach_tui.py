@@ -28,9 +28,11 @@ from ..interactive.client_runtime import SessionFigures
 from ..interactive.commands.definition import CommandEntry
 from ..interactive.commands.registry import builtin_commands, split
 from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
+from . import remote_commands
 from .ahead import AHEAD_ID, attach_command, send_ahead
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
+from .remote_commands import SESSION_COMMANDS
 from .remote_events import EventDecoder, parse_messages
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ RECONNECT_FOR = 120.0  # seconds of trying before giving up
 ATTACH_TIMEOUT = 60.0  # opening a long session on a busy server
 # Built-in commands an attached client runs (on the server); every other built-in needs the
 # host in this process and says so.
-REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit"}
+REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit", *SESSION_COMMANDS}
 # Commands only an attached client has.
 ATTACHED_ONLY = {"detach": "leave; the session runs on", "help": "what runs in an attached client"}
 
@@ -413,7 +415,9 @@ class RemoteRuntime:
     async def _remote_command(self, name: str, args: str) -> None:
         front, session = self.app.front, self._session
         assert session is not None
-        if name in ("quit", "detach"):
+        if name in SESSION_COMMANDS:
+            await remote_commands.run(name, args, _SessionHost(self), front)
+        elif name in ("quit", "detach"):
             self.app.exit(0)
         elif name == "model":
             data = await self._call({"type": "get_available_models"})
@@ -545,6 +549,24 @@ class RemoteRuntime:
             thinking=session.thinking_level if model is not None and model.reasoning else None,
             context_percent=usage.get("percent") if isinstance(usage, dict) else None,
             session_name=session.session_name, permission_mode=session.permission_mode)
+
+
+class _SessionHost:
+    """The runtime as ``remote_commands`` sees it."""
+
+    def __init__(self, runtime: RemoteRuntime) -> None:
+        self._runtime = runtime
+
+    @property
+    def cwd(self) -> str:
+        session = self._runtime.session
+        return session.cwd if session is not None else self._runtime.request.cwd
+
+    async def call(self, command: Record) -> object:
+        return await self._runtime._call(command)
+
+    async def moved(self) -> None:
+        await self._runtime._moved()
 
 
 def _run_state(state: str) -> SessionEvent:

@@ -1,0 +1,110 @@
+"""Built-in commands of the app attached to ``wolli serve`` that change the server's session
+(Pilot, a real server process, the model scripted on a loopback server): /fork, /clone,
+/rewind, /export, /plan, /permissions. Each does what its standalone twin does, on the server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_chat import text_answer, tool_call_answer
+from tests.support.rpc import write_models
+from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.waiting import wait_until
+from wolli.modes.tui.screens.select_dialog import SelectDialog
+
+from .helpers import attached_app, type_and_send
+
+
+@pytest.fixture
+def server(project: Path, wolli_home: Path, loopback):
+    write_models(wolli_home, loopback.url + "/v1")
+    process = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    process.wait_listening()
+    yield process
+    process.stop()
+
+
+def _prompt(client, text: str) -> None:
+    client.call({"type": "prompt", "message": text})
+    records_until(client, settled)
+
+
+def _attached(server, session_id: str, project: Path, wolli_home: Path):
+    return attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+
+
+async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(server, project, wolli_home, loopback):
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    loopback.push(text_answer("one"), text_answer("two"))
+    _prompt(other, "first question")
+    _prompt(other, "second question")
+    app = _attached(server, session_id, project, wolli_home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/fork")
+        await wait_until(lambda: len(app.screen_stack) > 1, 10, "the fork choice")
+        await pilot.press("enter")  # the newest message is listed first
+        await wait_until(lambda: app.controller.session.session_id != session_id, 10, "the forked session")
+        await wait_until(lambda: app.editor.text == "second question", 10, "the message back in the editor")
+        assert [m.role for m in app.controller.session.messages] == ["user", "assistant"]
+    assert other.call({"type": "get_state"})["sessionId"] == session_id  # the other client stayed
+
+
+async def test_rewind_restores_the_file_and_the_conversation_on_the_server(server, project, wolli_home, loopback):
+    target = project / "notes.txt"
+    target.write_text("before\n")
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    other.call({"type": "set_permission_mode", "mode": "accept-edits"})
+    loopback.push(tool_call_answer("write", {"path": "notes.txt", "content": "after\n"}), text_answer("written"))
+    _prompt(other, "change the notes")
+    assert target.read_text() == "after\n"
+    app = _attached(server, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await pilot.press("escape", "escape")  # as standalone: Esc twice on an empty editor
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the rewind points")
+        assert "change the notes" in app.screen.options[0] and "notes.txt" in app.screen.options[0]
+        await pilot.press("enter")  # before "change the notes"
+        await wait_until(lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Restore what?", 10,
+                         "what to restore")
+        await pilot.press("enter")  # code and conversation
+        await wait_until(lambda: target.read_text() == "before\n", 10, "the file restored")
+        await wait_until(lambda: app.editor.text == "change the notes", 10, "the message back in the editor")
+        await wait_until(lambda: app.controller.session.messages == [], 10, "the conversation rewound")
+    assert other.call({"type": "get_messages"})["messages"] == []
+
+
+async def test_export_plan_and_permissions_act_on_the_server(server, project, wolli_home, loopback):
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    loopback.push(text_answer("an answer to export"))
+    _prompt(other, "a question")
+    app = _attached(server, session_id, project, wolli_home)
+    notices: list[str] = []
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        front = app.front
+        notify = front.notify
+        front.notify = lambda text, level="info": (notices.append(text), notify(text, level))[1]  # type: ignore[method-assign]
+
+        await type_and_send(pilot, "/export out.html")
+        await wait_until(lambda: (project / "out.html").exists(), 10, "the export")
+        assert "an answer to export" in (project / "out.html").read_text()
+        assert any("out.html" in n for n in notices)
+
+        before = other.call({"type": "get_state"})["permissionMode"]
+        await type_and_send(pilot, "/plan")
+        await wait_until(lambda: other.call({"type": "get_state"})["permissionMode"] == "plan", 10, "plan mode")
+        await type_and_send(pilot, "/plan")  # again: back to the mode before
+        await wait_until(lambda: other.call({"type": "get_state"})["permissionMode"] == before != "plan", 10, "back")
+
+        await type_and_send(pilot, "/permissions deny Bash(rm *) session")
+        await wait_until(lambda: any(r["rule"] == "Bash(rm *)" and r["kind"] == "deny"
+                                     for r in other.call({"type": "get_permissions"})["rules"]), 10, "the rule")
+        await type_and_send(pilot, "/permissions remove deny Bash(rm *) session")
+        await wait_until(lambda: not any(r["rule"] == "Bash(rm *)"
+                                         for r in other.call({"type": "get_permissions"})["rules"]), 10, "removed")

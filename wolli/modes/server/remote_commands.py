@@ -1,0 +1,171 @@
+"""Built-in slash commands of the attached app that change the session on the server:
+``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan`` and ``/permissions``.
+
+Each asks the same questions as its standalone twin (``interactive/commands/``, whose labels
+and summaries it reuses) and does the work with the server's RPC commands
+(docs/server.md), so the user sees one behaviour wherever the session lives.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ...permissions.modes import MODES
+from ...permissions.rules import RULE_KINDS
+from ...permissions.store import SCOPES
+from ..interactive.commands.front import Front
+from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
+from .link import Record
+
+# The built-ins this module runs, with what they do.
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions")
+
+
+class RemoteSessionHost(Protocol):
+    """What the commands need of the attached runtime."""
+
+    @property
+    def cwd(self) -> str: ...
+
+    async def call(self, command: Record) -> object: ...
+
+    async def moved(self) -> None:
+        """The server moved this client to another session: show that one."""
+
+
+async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> None:
+    if name == "fork":
+        await fork(host, front)
+    elif name == "clone":
+        await host.call({"type": "clone"})
+        await host.moved()
+        front.notify("Cloned into a new session (the same conversation, on its own from here).")
+    elif name == "rewind":
+        await rewind(host, front)
+    elif name == "export":
+        data = await host.call({"type": "export_html", **({"outputPath": args.strip()} if args.strip() else {})})
+        front.notify(f"Exported to {_field(data, 'path')} (on the server's machine)")
+    elif name == "plan":
+        await plan(host, front)
+    elif name == "permissions":
+        await permissions(args, host, front)
+
+
+async def fork(host: RemoteSessionHost, front: Front) -> None:
+    data = await host.call({"type": "get_fork_messages"})
+    found = _records(data, "messages")
+    if not found:
+        front.notify("Nothing to fork yet: this session has no messages of yours.", "warning")
+        return
+    labels = [f"{i}. {' '.join(str(m.get('text', '')).split())[:100] or '(image)'}" for i, m in enumerate(found, 1)]
+    chosen = await front.select("Fork from which message? (it goes back into the editor)", labels[::-1])
+    if chosen is None:
+        return
+    answer = await host.call({"type": "fork", "entryId": found[labels.index(chosen)]["entryId"]})
+    await host.moved()
+    front.set_editor_text(_field(answer, "text"))
+    front.notify("Forked into a new session.")
+
+
+async def rewind(host: RemoteSessionHost, front: Front) -> None:
+    from ...runtime.safety.rewind import RewindResult
+    from ...session.checkpoints.plan import RewindPoint
+
+    data = await host.call({"type": "get_rewind_points"})
+    available = [RewindPoint(entry_id=str(p["entryId"]), kind="rewind" if p.get("kind") == "rewind" else "message",
+                             text=str(p.get("text", "")), timestamp=str(p.get("timestamp", "")),
+                             files=tuple(str(f) for f in _list(p.get("files"))), leaf_after=None)
+                 for p in _records(data, "points")]
+    if not available:
+        front.notify("Nothing to rewind to yet: this session has no messages of yours.", "warning")
+        return
+    labels = [point_label(p, host.cwd) for p in available]
+    chosen = await front.select("Rewind to before which message? (the newest first)", labels)
+    if chosen is None:
+        return
+    point = available[labels.index(chosen)]
+    scopes = dict(SCOPE_CHOICES) if point.files else {"Conversation (no file was changed since)": "conversation"}
+    picked = await front.select("Restore what?", list(scopes))
+    if picked is None:
+        return
+    # files changed outside Wolli since: the server asks with a dialog, which opens here too
+    done = await host.call({"type": "rewind", "entryId": point.entry_id, "scope": scopes[picked], "onConflict": "ask"})
+    record = done if isinstance(done, dict) else {}
+    result = RewindResult(point=point, scope=str(record.get("scope", scopes[picked])),
+                          restored=_list(record.get("restored")), removed=_list(record.get("removed")),
+                          skipped=_list(record.get("skipped")), lost=_dict(record.get("lost")),
+                          failed=_dict(record.get("failed")), cancelled=bool(record.get("cancelled")))
+    front.notify(result.summary(), "warning" if result.lost or result.failed else "info")
+    text = record.get("editorText")
+    if isinstance(text, str) and text:
+        front.set_editor_text(text)
+
+
+async def plan(host: RemoteSessionHost, front: Front) -> None:
+    """Plan mode on; in plan mode, back to the mode the session had before (the server keeps it)."""
+    state = await host.call({"type": "get_permissions"})
+    current = _field(state, "mode")
+    before = _field(state, "beforePlan") or "default"
+    mode = await host.call({"type": "set_permission_mode", "mode": before if current == "plan" else "plan"})
+    front.notify(f"Permission mode: {_field(mode, 'mode')}")
+
+
+async def permissions(args: str, host: RemoteSessionHost, front: Front) -> None:
+    """No words: the mode and the rules. ``MODE``; ``allow|ask|deny RULE [scope]``;
+    ``remove KIND RULE [scope]`` (as the standalone command takes them)."""
+    words = args.split()
+    if not words:
+        state = await host.call({"type": "get_permissions"})
+        front.show_text("Permissions", permissions_text(state))
+        return
+    first = words[0].lower()
+    if first in MODES and len(words) == 1:
+        mode = await host.call({"type": "set_permission_mode", "mode": first})
+        front.notify(f"Permission mode: {_field(mode, 'mode')}")
+        return
+    remove = first == "remove"
+    kind = (words[1] if remove and len(words) > 1 else first).lower()
+    rule_words = words[2:] if remove else words[1:]
+    if kind not in RULE_KINDS or not rule_words:
+        front.notify(f"Usage: /permissions [MODE | allow|ask|deny RULE [{'|'.join(SCOPES)}] | "
+                     "remove KIND RULE [scope]]", "warning")
+        return
+    scope = rule_words.pop() if len(rule_words) > 1 and rule_words[-1] in SCOPES else "project"
+    rule = " ".join(rule_words)
+    if remove:
+        await host.call({"type": "remove_permission_rule", "kind": kind, "rule": rule, "scope": scope})
+        front.notify(f"Removed the {kind} rule {rule} ({scope}).")
+    else:
+        saved = await host.call({"type": "add_permission_rule", "kind": kind, "rule": rule, "scope": scope})
+        front.notify(f"Added the {kind} rule {_field(saved, 'rule') or rule} ({scope}).")
+
+
+def permissions_text(state: object) -> str:
+    record = state if isinstance(state, dict) else {}
+    lines = [f"Mode: {record.get('mode')}", ""]
+    rules = [r for r in record.get("rules") or [] if isinstance(r, dict)]
+    for kind in RULE_KINDS:
+        mine = [r for r in rules if r.get("kind") == kind]
+        lines.append(f"{kind}: " + (", ".join(f"{r.get('rule')} ({r.get('source')})" for r in mine) or "none"))
+    for problem in record.get("problems") or []:
+        lines.append(f"problem: {problem}")
+    lines += ["", "/permissions MODE, /permissions allow|ask|deny RULE [scope], /permissions remove KIND RULE [scope]"]
+    return "\n".join(lines)
+
+
+def _records(data: object, key: str) -> list[dict[str, object]]:
+    found = data.get(key) if isinstance(data, dict) else None
+    return [r for r in found or [] if isinstance(r, dict)]
+
+
+def _list(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _dict(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _field(data: object, key: str) -> str:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
