@@ -32,3 +32,16 @@ def make_app(faux, project, wolli_home):
         return WolliApp(req, agent_home=wolli_home / "agents" / "default")
 
     return build
+
+
+@pytest.fixture
+def serve_process(project, wolli_home, loopback):
+    """``wolli serve`` on the project's socket, its model the loopback server's."""
+    from tests.support.rpc import write_models
+    from tests.support.serve import ServeProcess
+
+    write_models(wolli_home, loopback.url + "/v1")
+    process = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    process.wait_listening()
+    yield process
+    process.stop()

@@ -6,24 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.support.openai_chat import text_answer, tool_call_answer
-from tests.support.rpc import write_models
-from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until
 from wolli.modes.tui.screens.select_dialog import SelectDialog
 
 from .helpers import attached_app, type_and_send
-
-
-@pytest.fixture
-def server(project: Path, wolli_home: Path, loopback):
-    write_models(wolli_home, loopback.url + "/v1")
-    process = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
-    process.wait_listening()
-    yield process
-    process.stop()
 
 
 def _prompt(client, text: str) -> None:
@@ -35,13 +23,13 @@ def _attached(server, session_id: str, project: Path, wolli_home: Path):
     return attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
 
 
-async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(server, project, wolli_home, loopback):
-    other = server.client()
+async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(serve_process, project, wolli_home, loopback):
+    other = serve_process.client()
     session_id = other.call({"type": "attach", "new": True})["sessionId"]
     loopback.push(text_answer("one"), text_answer("two"))
     _prompt(other, "first question")
     _prompt(other, "second question")
-    app = _attached(server, session_id, project, wolli_home)
+    app = _attached(serve_process, session_id, project, wolli_home)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
         await type_and_send(pilot, "/fork")
@@ -53,16 +41,16 @@ async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(se
     assert other.call({"type": "get_state"})["sessionId"] == session_id  # the other client stayed
 
 
-async def test_rewind_restores_the_file_and_the_conversation_on_the_server(server, project, wolli_home, loopback):
+async def test_rewind_restores_the_file_and_the_conversation_on_the_server(serve_process, project, wolli_home, loopback):
     target = project / "notes.txt"
     target.write_text("before\n")
-    other = server.client()
+    other = serve_process.client()
     session_id = other.call({"type": "attach", "new": True})["sessionId"]
     other.call({"type": "set_permission_mode", "mode": "accept-edits"})
     loopback.push(tool_call_answer("write", {"path": "notes.txt", "content": "after\n"}), text_answer("written"))
     _prompt(other, "change the notes")
     assert target.read_text() == "after\n"
-    app = _attached(server, session_id, project, wolli_home)
+    app = _attached(serve_process, session_id, project, wolli_home)
     async with app.run_test(size=(110, 30)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
         await pilot.press("escape", "escape")  # as standalone: Esc twice on an empty editor
@@ -78,12 +66,12 @@ async def test_rewind_restores_the_file_and_the_conversation_on_the_server(serve
     assert other.call({"type": "get_messages"})["messages"] == []
 
 
-async def test_export_plan_and_permissions_act_on_the_server(server, project, wolli_home, loopback):
-    other = server.client()
+async def test_export_plan_and_permissions_act_on_the_server(serve_process, project, wolli_home, loopback):
+    other = serve_process.client()
     session_id = other.call({"type": "attach", "new": True})["sessionId"]
     loopback.push(text_answer("an answer to export"))
     _prompt(other, "a question")
-    app = _attached(server, session_id, project, wolli_home)
+    app = _attached(serve_process, session_id, project, wolli_home)
     notices: list[str] = []
     async with app.run_test(size=(110, 30)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")

@@ -188,6 +188,11 @@ class RemoteRuntime:
             start = self._decoder.decode({"type": "message_start", "message": streaming})
             if start is not None:
                 self.app.adapter(start)
+        running = data.get("runningTools")
+        for tool in running if isinstance(running, list) else []:  # their rows run from here
+            started = self._decoder.decode({**tool, "type": "tool_execution_start"}) if isinstance(tool, dict) else None
+            if started is not None:
+                self.app.adapter(started)
         if history:
             others = session.clients - 1
             self.app.add_notice(f"Attached to session {session.session_id} on the server"

@@ -376,6 +376,9 @@ def _attached(client: ClientConnection, session: LiveSession, history_limit: int
     streaming = session.agent.state.stream_message
     if streaming is not None:  # the answer in flight so far; its next deltas follow this response
         data["streamMessage"] = to_jsonable(streaming)
+    room = client.room
+    if room is not None and room.running_tools:  # their updates and ends follow this response
+        data["runningTools"] = [to_jsonable(tool) for tool in room.running_tools.values()]
     return data
 
 

@@ -57,6 +57,9 @@ class SessionRoom:
         self.ui.loop = loop
         self.ui.on_dialog_closed = self._dialog_closed
         self._on_empty = on_empty
+        # Tool calls started and not ended ({toolCallId, toolName, args}): a client that
+        # attaches while they run is told, so it shows them running rather than pending.
+        self.running_tools: dict[str, dict[str, Any]] = {}
         self._unobserve = session.observe(self._on_event)
 
     @property
@@ -81,6 +84,13 @@ class SessionRoom:
     def _on_event(self, event: SessionEvent) -> None:
         if event.type == "session_shutdown" and event.target_session_file and self._on_replaced is not None:
             self._on_replaced(self, event.target_session_file)
+        if event.type == "tool_execution_start":
+            self.running_tools[event.tool_call_id] = {"toolCallId": event.tool_call_id, "toolName": event.tool_name,
+                                                      "args": event.args}
+        elif event.type == "tool_execution_end":
+            self.running_tools.pop(event.tool_call_id, None)
+        elif event.type == "run_state" and event.state == "idle":
+            self.running_tools.clear()
         if not self.clients:
             if event.type == "run_state" and event.state == "idle":
                 self._on_empty(self)  # the run nobody watched ended: the session may go
