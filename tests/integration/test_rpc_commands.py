@@ -235,3 +235,21 @@ def test_cycle_model_follows_the_enabled_models_scope(project, wolli_home, model
         assert cycled["thinkingLevel"] == "high"
         assert client.request({"type": "cycle_model"})["model"]["id"] == "local-model"
         assert client.close() == 0
+
+
+def test_reload_reads_extensions_again_and_reports_their_errors(project, tmp_path, models):
+    extension = tmp_path / "flaky.py"
+    extension.write_text("def extension(wolli):\n    wolli.register_command('one', handler=lambda a, c: None)\n")
+    with start_client(project, *MODEL, "-e", str(extension)) as client:
+        assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["one"]
+        extension.write_text("def extension(wolli):\n    raise ValueError('broken on purpose')\n")
+        report = client.request({"type": "reload"})["extensions"]
+        [flaky] = [e for e in report if e["name"] == "flaky"]
+        # the new version failed: the previous one keeps running, and the report says why
+        assert flaky["status"] == "loaded" and "broken on purpose" in flaky["warnings"][0]
+        assert "previous version" in flaky["warnings"][0]
+        assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["one"]
+        extension.write_text("def extension(wolli):\n    wolli.register_command('two', handler=lambda a, c: None)\n")
+        report = client.request({"type": "reload"})["extensions"]
+        assert [(e["errors"], e["warnings"]) for e in report if e["name"] == "flaky"] == [([], [])]
+        assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["two"]

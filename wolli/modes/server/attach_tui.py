@@ -573,6 +573,9 @@ class _SessionHost:
     async def moved(self) -> None:
         await self._runtime._moved()
 
+    async def refresh(self) -> None:
+        await self._runtime._refresh_side_data()
+
 
 def _run_state(state: str) -> SessionEvent:
     from ...runtime.events import RunStateEvent

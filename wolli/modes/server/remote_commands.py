@@ -1,5 +1,5 @@
 """Built-in slash commands of the attached app that change the session on the server:
-``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan`` and ``/permissions``.
+``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan``, ``/permissions`` and ``/reload``.
 
 Each asks the same questions as its standalone twin (``interactive/commands/``, whose labels
 and summaries it reuses) and does the work with the server's RPC commands
@@ -13,12 +13,13 @@ from typing import Protocol
 from ...permissions.modes import MODES
 from ...permissions.rules import RULE_KINDS
 from ...permissions.store import SCOPES
+from ..interactive.commands.app import report_reload
 from ..interactive.commands.front import Front
 from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
 from .link import Record
 
 # The built-ins this module runs, with what they do.
-SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions")
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload")
 
 
 class RemoteSessionHost(Protocol):
@@ -31,6 +32,9 @@ class RemoteSessionHost(Protocol):
 
     async def moved(self) -> None:
         """The server moved this client to another session: show that one."""
+
+    async def refresh(self) -> None:
+        """Ask again for what the footer and the command list show."""
 
 
 async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> None:
@@ -49,6 +53,10 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         await plan(host, front)
     elif name == "permissions":
         await permissions(args, host, front)
+    elif name == "reload":  # the server's extensions, settings and models: every session of it
+        data = await host.call({"type": "reload"})
+        report_reload(front, _records(data, "extensions"))
+        await host.refresh()
 
 
 async def fork(host: RemoteSessionHost, front: Front) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..settings_form import as_update, read_values, setting_fields
 from .definition import BuiltinCommand, CommandContext
+from .front import Front
 
 
 async def hotkeys(ctx: CommandContext, args: str) -> None:
@@ -47,25 +48,30 @@ async def extensions(ctx: CommandContext, args: str) -> None:
 async def reload(ctx: CommandContext, args: str) -> None:
     """Settings, models, skills, templates and every extension again from disk."""
     await ctx.host.reload(ctx.session)
-    infos = ctx.host.extensions.infos()
-    failed = 0
-    for info in infos:
-        for error in info.get("errors", []):
-            failed += 1
-            ctx.front.notify(f"{info['name']}: {error}", "error")
-        for warning in info.get("warnings", []):
-            if "previous version" in warning:
-                failed += 1
-                ctx.front.notify(f"{info['name']}: {warning}", "warning")
     if ctx.session.model is None:  # a models.json written since start-up: use it now
         model = ctx.host.default_model()
         if model is not None and await ctx.session.set_model(model):
             from .model import announce_model
 
             announce_model(ctx, model)
-    loaded = sum(1 for i in infos if i["status"] == "loaded")
-    ctx.front.notify(f"Reloaded: {loaded} extension{'s' if loaded != 1 else ''} loaded"
-                     + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))
+    report_reload(ctx.front, ctx.host.extensions.infos())
+
+
+def report_reload(front: Front, infos: list[dict[str, Any]]) -> None:
+    """Each extension's errors (and a kept previous version), then how many loaded: what
+    /reload says, here or in an app attached to a server."""
+    failed = 0
+    for info in infos:
+        for error in info.get("errors", []):
+            failed += 1
+            front.notify(f"{info['name']}: {error}", "error")
+        for warning in info.get("warnings", []):
+            if "previous version" in warning:
+                failed += 1
+                front.notify(f"{info['name']}: {warning}", "warning")
+    loaded = sum(1 for i in infos if i.get("status") == "loaded")
+    front.notify(f"Reloaded: {loaded} extension{'s' if loaded != 1 else ''} loaded"
+                 + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))
 
 
 async def settings(ctx: CommandContext, args: str) -> None:
