@@ -8,7 +8,7 @@ from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until
 from wolli.modes.tui.widgets.tool_row import RUNNING, SUCCESS, ToolRow
 
-from .helpers import attached_app
+from .helpers import attached_app, type_and_send
 
 WAIT_FOR_GO = "while [ ! -e go ]; do sleep 0.05; done; echo went"
 
@@ -28,3 +28,37 @@ async def test_a_tool_running_at_attach_shows_running_then_done(serve_process, p
         await wait_until(lambda: row.state == SUCCESS, 20, "the tool to end")
         assert "went" in str(row.result.content[0].text)
     records_until(other, settled)
+
+
+MARKER = '''
+def extension(wolli):
+    async def mark(args, ctx):
+        ctx.ui.set_status("build", "[b]uild ok")
+        ctx.ui.set_widget("todo", ["1. attach", "2. look"])
+    wolli.register_command("mark", handler=mark, description="leave a status and a widget")
+'''
+
+
+async def test_statuses_and_widgets_of_the_servers_extensions_show_and_go(project, wolli_home, loopback):
+    from tests.support.rpc import write_models
+    from tests.support.serve import ServeProcess
+
+    write_models(wolli_home, loopback.url + "/v1")
+    extension = project.parent / "marker.py"
+    extension.write_text(MARKER)
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(extension))
+    try:
+        other = server.client()
+        session_id = other.call({"type": "attach", "new": True})["sessionId"]
+        other.call({"type": "prompt", "message": "/mark"})  # set before the app attaches
+        records_until(other, lambda r: r.get("method") == "setWidget")
+        app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(lambda: "todo" in app.slot_above.widgets, 20, "the widget")
+            assert app.footer.data.statuses == {"build": "[b]uild ok"}  # kept literally
+            assert "1. attach" in str(app.slot_above.widgets["todo"].render())
+            await type_and_send(pilot, "/new")  # another session: what this one's extension left goes
+            await wait_until(lambda: "todo" not in app.slot_above.widgets and not app.footer.data.statuses, 20,
+                             "the status and widget gone")
+    finally:
+        server.stop()

@@ -332,8 +332,21 @@ class RemoteRuntime:
         if method == "set_editor_text":
             self.app.front.set_editor_text(str(record.get("text", "")))
             return
+        if method == "setStatus":
+            text = record.get("statusText")
+            self.app.ui.set_status(str(record.get("statusKey")), None if text is None else str(text))
+            return
+        if method == "setWidget":
+            lines = record.get("widgetLines")
+            self.app.ui.set_widget(str(record.get("widgetKey")),
+                                   [str(line) for line in lines] if isinstance(lines, list) else None,
+                                   placement=str(record.get("widgetPlacement") or "aboveEditor"))
+            return
+        if method == "setTitle":
+            self.app.ui.set_title(str(record.get("title", "")))
+            return
         if method not in DIALOG_METHODS:
-            return  # statuses, widgets, titles: drawn by clients that host extension UI in-process
+            return  # what else a client draws only with the extension in-process (a footer, an editor)
         screen = dialog_screen(str(method), record)
         self._dialogs[request_id] = screen
 

@@ -279,16 +279,16 @@ class ClientConnection(RpcCore, asyncio.Protocol):
             self.output.close()
         self.server.client_left()
 
-    def _leave(self) -> None:
+    def _leave(self, *, moving: bool = False) -> None:
         room, self.room = self.room, None
         self.ui = self.server.ui
         if room is not None:
-            room.leave(self)
+            room.leave(self, moving=moving)
 
     def join(self, room: SessionRoom) -> None:
         if room is self.room:
             return
-        self._leave()
+        self._leave(moving=True)
         self.room = room
         self.ui = room.ui
         room.join(self)

@@ -34,6 +34,12 @@ class RoomClient(Protocol):
     def join(self, room: SessionRoom) -> None: ...
 
 
+# What an extension leaves on screen (a status, a widget, the title), by its key: the room
+# keeps the latest of each, so a client that attaches later shows them too.
+STANDING = {"setStatus": ("statusKey", "statusText"), "setWidget": ("widgetKey", "widgetLines"),
+            "setTitle": (None, "title")}
+
+
 class Broadcast:
     """A record sink that writes to every client of a room."""
 
@@ -41,6 +47,7 @@ class Broadcast:
         self.room = room
 
     def send(self, record: dict[str, Any]) -> None:
+        self.room.remember(record)
         for client in list(self.room.clients):
             client.output.send(record)
 
@@ -60,6 +67,7 @@ class SessionRoom:
         # Tool calls started and not ended ({toolCallId, toolName, args}): a client that
         # attaches while they run is told, so it shows them running rather than pending.
         self.running_tools: dict[str, dict[str, Any]] = {}
+        self.standing: dict[tuple[str, str], dict[str, Any]] = {}  # see STANDING
         self._unobserve = session.observe(self._on_event)
 
     @property
@@ -68,14 +76,31 @@ class SessionRoom:
 
     def join(self, client: RoomClient) -> None:
         self.clients.append(client)
-        for record in list(self.ui.open_requests.values()):
+        for record in [*self.ui.open_requests.values(), *self.standing.values()]:
             client.output.send(record)
 
-    def leave(self, client: RoomClient) -> None:
+    def leave(self, client: RoomClient, *, moving: bool = False) -> None:
+        """``moving``: the client goes on to another session, so what this one's extensions
+        left on its screen is taken off."""
         if client in self.clients:
             self.clients.remove(client)
+            if moving:
+                for (method, _), record in self.standing.items():
+                    if method != "setTitle":  # the next session's extensions set their own title
+                        client.output.send({**record, STANDING[method][1]: None})
         if not self.clients:
             self._on_empty(self)
+
+    def remember(self, record: dict[str, Any]) -> None:
+        fields = STANDING.get(str(record.get("method"))) if record.get("type") == "extension_ui_request" else None
+        if fields is None:
+            return
+        key_field, value_field = fields
+        key = (str(record["method"]), str(record.get(key_field)) if key_field else "")
+        if record.get(value_field) is None:
+            self.standing.pop(key, None)
+        else:
+            self.standing[key] = record
 
     def close(self) -> None:
         self._unobserve()
@@ -108,3 +133,4 @@ class SessionRoom:
         return {"sessionId": self.session_id, "sessionFile": session.session_file, "cwd": session.cwd,
                 "name": session.session_manager.get_session_name(), "runState": session.run_state,
                 "clients": [client.describe() for client in self.clients]}
+
