@@ -253,3 +253,21 @@ def test_reload_reads_extensions_again_and_reports_their_errors(project, tmp_pat
         report = client.request({"type": "reload"})["extensions"]
         assert [(e["errors"], e["warnings"]) for e in report if e["name"] == "flaky"] == [([], [])]
         assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["two"]
+
+
+def test_shortcuts_are_listed_and_run(project, tmp_path, models):
+    extension = tmp_path / "keys.py"
+    extension.write_text("def extension(wolli):\n"
+                         "    def hello(ctx):\n        ctx.ui.notify('hello from a key')\n"
+                         "    def boom(ctx):\n        raise ValueError('no plan yet')\n"
+                         "    wolli.register_shortcut('ctrl+alt+h', handler=hello, description='says hello')\n"
+                         "    wolli.register_shortcut('alt+b', handler=boom, description='fails')\n")
+    with start_client(project, *MODEL, "-e", str(extension)) as client:
+        listed = client.request({"type": "get_shortcuts"})["shortcuts"]
+        assert listed == [{"key": "alt+b", "description": "fails", "extension": "keys"},
+                          {"key": "alt+ctrl+h", "description": "says hello", "extension": "keys"}]
+        assert client.request({"type": "run_shortcut", "key": "alt+ctrl+h"}) == {"error": None}
+        assert client.request({"type": "run_shortcut", "key": "alt+b"}) == {
+            "error": "keys: shortcut Alt+B failed: ValueError: no plan yet"}
+        with pytest.raises(RpcError, match="no extension shortcut 'f9'"):
+            client.request({"type": "run_shortcut", "key": "f9"})

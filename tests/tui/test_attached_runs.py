@@ -62,3 +62,51 @@ async def test_statuses_and_widgets_of_the_servers_extensions_show_and_go(projec
                              "the status and widget gone")
     finally:
         server.stop()
+
+
+SHORTCUTS = '''
+def extension(wolli):
+    async def pick(ctx):
+        colour = await ctx.ui.select("Pick a colour", ["red", "green"])
+        ctx.ui.notify(f"picked {colour}")
+
+    def boom(ctx):
+        raise ValueError("no plan yet")
+
+    wolli.register_shortcut("alt+k", handler=pick, description="pick a colour")
+    wolli.register_shortcut("alt+b", handler=boom, description="fails")
+'''
+
+
+async def test_the_servers_extension_shortcuts_run_from_the_attached_app(project, wolli_home, loopback):
+    from tests.support.rpc import write_models
+    from tests.support.serve import ServeProcess
+    from wolli.modes.tui.screens.select_dialog import SelectDialog
+    from wolli.modes.tui.widgets.simple_messages import InfoView, NoticeView
+
+    write_models(wolli_home, loopback.url + "/v1")
+    extension = project.parent / "keys.py"
+    extension.write_text(SHORTCUTS)
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(extension))
+    try:
+        session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
+        app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+
+        def notices() -> list[str]:
+            return [str(n.render()) for n in app.query(NoticeView)]
+
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(lambda: app.controller.shortcut("alt+k") is not None, 20, "the server's shortcuts")
+            await pilot.press("alt+k")  # its dialog opens here; the handler runs on the server
+            await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the dialog")
+            await pilot.press("down", "enter")
+            await wait_until(lambda: any("picked green" in n for n in notices()), 10, "the handler's notice")
+            await pilot.press("alt+b")
+            await wait_until(lambda: any("shortcut Alt+B failed: ValueError: no plan yet" in n for n in notices()), 10,
+                             "the failure line")
+            await type_and_send(pilot, "/hotkeys")
+            await wait_until(lambda: app.query(InfoView), 10, "the keys")
+            report = str(app.query(InfoView).last().render())
+            assert "Alt+K" in report and "pick a colour  [keys]" in report
+    finally:
+        server.stop()

@@ -370,20 +370,6 @@ async def set_session_name(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return NoData
 
 
-@command("reload")
-async def reload(server: RpcServer, cmd: dict[str, Any]) -> Reply:
-    """``/reload`` for a client: settings, models, skills, templates and extensions again
-    from disk (every session of the process hears session_start with reason reload)."""
-    try:
-        await server.host.reload(server.session)
-    except RuntimeError as exc:
-        raise CommandError(f"reload: {exc}") from None
-    return {"extensions": [{"name": str(info.get("name")), "status": str(info.get("status")),
-                            "errors": [str(e) for e in info.get("errors", [])],
-                            "warnings": [str(w) for w in info.get("warnings", [])]}
-                           for info in server.host.extensions.infos()]}
-
-
 @command("export_html")
 async def export_html(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     import os

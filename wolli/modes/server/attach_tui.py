@@ -32,7 +32,7 @@ from . import remote_commands
 from .ahead import AHEAD_ID, attach_command, send_ahead
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
-from .remote_commands import SESSION_COMMANDS
+from .remote_commands import SESSION_COMMANDS, remote_shortcuts
 from .remote_events import EventDecoder, parse_messages
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class RemoteRuntime:
         self._decoder = EventDecoder()
         self._dialogs: dict[str, object] = {}  # open dialog screens by request id
         self._commands: list[CommandEntry] = []
+        self._shortcuts: dict[str, Shortcut] = {}  # the server's extension shortcuts, by canonical key
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
         self._history_shown = 0  # counts the histories shown: a page for an older one is dropped
@@ -222,8 +223,10 @@ class RemoteRuntime:
         try:
             stats = await link.call({"type": "get_session_stats"})
             commands = await link.call({"type": "get_commands"})
+            shortcuts = await link.call({"type": "get_shortcuts"})
         except (ServerUnavailable, RemoteError, TimeoutError):
             return
+        self._shortcuts = remote_shortcuts(shortcuts)
         session.stats = stats if isinstance(stats, dict) else {}
         found = commands.get("commands") if isinstance(commands, dict) else None
         self._commands = [CommandEntry(str(c["name"]), str(c.get("description") or ""),
@@ -307,6 +310,8 @@ class RemoteRuntime:
             asyncio.get_running_loop().create_task(self._refresh_side_data())
         elif kind in ("session_tree", "session_start"):
             asyncio.get_running_loop().create_task(self._reload_messages())
+            if kind == "session_start":  # a reload on the server: commands and shortcuts may differ
+                asyncio.get_running_loop().create_task(self._refresh_side_data())
 
     async def _reload_messages(self) -> None:
         link, session = self._link, self._session
@@ -381,10 +386,10 @@ class RemoteRuntime:
             return
         self._link.send(command)
 
-    async def _call(self, command: Record) -> object:
+    async def _call(self, command: Record, timeout: float | None = 60.0) -> object:
         if self._link is None:
             raise ServerUnavailable("not connected to the server")
-        return await self._link.call(command)
+        return await self._link.call(command, timeout)
 
     async def send(self, text: str, *, follow_up: bool = False, images: list[ImageContent] | None = None) -> None:
         await self.ready.wait()
@@ -544,10 +549,27 @@ class RemoteRuntime:
         self.app.refresh_footer()
 
     def shortcut(self, key: str) -> Shortcut | None:
-        return None  # extension shortcuts are code in the server's process
+        """The server's extension shortcut for a key event's name (None when a built-in key
+        of this app has it, as standalone)."""
+        if not self._shortcuts:
+            return None
+        from ...config.keys import event_canonical
+        from ..interactive.hotkeys import builtin_keys
+
+        canonical = event_canonical(key)
+        found = self._shortcuts.get(canonical)
+        return None if found is None or canonical in builtin_keys() else found
 
     async def run_shortcut(self, shortcut: Shortcut) -> None:
-        return None
+        """Runs on the server (its handler is code there); its dialogs open here meanwhile."""
+        try:
+            data = await self._call({"type": "run_shortcut", "key": shortcut.key}, timeout=None)
+        except (RemoteError, ServerUnavailable) as exc:
+            self.app.add_notice(str(exc), "error")
+            return
+        error = data.get("error") if isinstance(data, dict) else None
+        if error:
+            self.app.add_notice(str(error), "error")
 
     def figures(self) -> SessionFigures | None:
         session = self._session
@@ -588,6 +610,10 @@ class _SessionHost:
 
     async def refresh(self) -> None:
         await self._runtime._refresh_side_data()
+
+    @property
+    def shortcuts(self) -> dict[str, Shortcut]:
+        return self._runtime._shortcuts
 
 
 def _run_state(state: str) -> SessionEvent:

@@ -1,5 +1,6 @@
 """Built-in slash commands of the attached app that change the session on the server:
-``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan``, ``/permissions`` and ``/reload``.
+``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan``, ``/permissions`` and ``/reload``,
+and ``/hotkeys`` with the server's extension shortcuts.
 
 Each asks the same questions as its standalone twin (``interactive/commands/``, whose labels
 and summaries it reuses) and does the work with the server's RPC commands
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ...extensions.registry import Shortcut
 from ...permissions.modes import MODES
 from ...permissions.rules import RULE_KINDS
 from ...permissions.store import SCOPES
@@ -19,7 +21,7 @@ from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
 from .link import Record
 
 # The built-ins this module runs, with what they do.
-SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload")
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys")
 
 
 class RemoteSessionHost(Protocol):
@@ -34,7 +36,10 @@ class RemoteSessionHost(Protocol):
         """The server moved this client to another session: show that one."""
 
     async def refresh(self) -> None:
-        """Ask again for what the footer and the command list show."""
+        """Ask again for what the footer, the command list and the shortcuts show."""
+
+    @property
+    def shortcuts(self) -> dict[str, Shortcut]: ...
 
 
 async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> None:
@@ -53,6 +58,10 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         await plan(host, front)
     elif name == "permissions":
         await permissions(args, host, front)
+    elif name == "hotkeys":  # this app's keys, and the shortcuts of the server's extensions
+        from ..interactive.hotkeys import hotkeys_report
+
+        front.show_text("Keys", hotkeys_report(dict(host.shortcuts)))
     elif name == "reload":  # the server's extensions, settings and models: every session of it
         data = await host.call({"type": "reload"})
         report_reload(front, _records(data, "extensions"))
@@ -159,6 +168,17 @@ def permissions_text(state: object) -> str:
         lines.append(f"problem: {problem}")
     lines += ["", "/permissions MODE, /permissions allow|ask|deny RULE [scope], /permissions remove KIND RULE [scope]"]
     return "\n".join(lines)
+
+
+def remote_shortcuts(data: object) -> dict[str, Shortcut]:
+    """``get_shortcuts`` as shortcuts whose handlers run on the server (``run_shortcut``):
+    calling one here is a mistake the attached runtime never makes."""
+    def on_the_server(ctx: object) -> None:
+        raise RuntimeError("this shortcut runs on the server (run_shortcut)")
+
+    return {str(r["key"]): Shortcut(key=str(r["key"]), handler=on_the_server, description=str(r.get("description") or ""),
+                                    owner=str(r.get("extension") or "extension"))
+            for r in _records(data, "shortcuts") if r.get("key")}
 
 
 def _records(data: object, key: str) -> list[dict[str, object]]:
