@@ -11,7 +11,7 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.support.acp_client import MODEL, editor
-from tests.support.openai_chat import text_answer
+from tests.support.openai_chat import sent_texts, text_answer
 from tests.support.rpc import hanging_answer, write_models
 
 pytestmark = pytest.mark.timeout(90)
@@ -23,12 +23,7 @@ def models(wolli_home: Path, loopback) -> None:
 
 
 def _user_texts(request) -> list[str]:
-    out = []
-    for message in request.json["messages"]:
-        if message["role"] == "user":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else "".join(b.get("text", "") for b in content))
-    return out
+    return sent_texts(request, "user")
 
 
 async def test_initialize_advertises_resume_fork_and_close(project: Path, models) -> None:

@@ -87,3 +87,14 @@ def tool_calls_answer(calls: list[tuple[str, dict[str, Any], str]], text: str = 
     )
     pieces.append("data: [DONE]\n\n")
     return sse_reply("".join(pieces))
+
+
+def sent_texts(request: Any, role: str) -> list[str]:
+    """The text of each message of ``role`` in a recorded chat-completions request (the wire
+    role: ``user``, ``assistant``, ``tool``)."""
+    out = []
+    for message in request.json["messages"]:
+        if message["role"] == role:
+            content = message["content"]
+            out.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content))
+    return out

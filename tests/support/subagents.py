@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.loopback import LoopbackServer, RecordedRequest, Reply, json_reply
+from tests.support.openai_chat import sent_texts
 
 PARENT_MARKER = "You are Wolli, an expert coding assistant"
 
@@ -33,12 +34,7 @@ def tool_names(request: RecordedRequest) -> list[str]:
 
 
 def tool_messages(request: RecordedRequest) -> list[str]:
-    out = []
-    for message in request.json["messages"]:
-        if message["role"] == "tool":
-            content = message["content"]
-            out.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content))
-    return out
+    return sent_texts(request, "tool")
 
 
 class Router:

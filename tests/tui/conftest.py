@@ -35,13 +35,33 @@ def make_app(faux, project, wolli_home):
 
 
 @pytest.fixture
-def serve_process(project, wolli_home, loopback):
-    """``wolli serve`` on the project's socket, its model the loopback server's."""
+def serve_with(project, wolli_home, loopback):
+    """Starts ``wolli serve`` on the project's socket, its model the loopback server's, with
+    the extension sources given (name -> code, written beside the project); each is stopped
+    when the test ends."""
     from tests.support.rpc import write_models
     from tests.support.serve import ServeProcess
 
     write_models(wolli_home, loopback.url + "/v1")
-    process = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
-    process.wait_listening()
-    yield process
-    process.stop()
+    started: list[ServeProcess] = []
+
+    def serve(**extensions: str) -> ServeProcess:
+        args = []
+        for name, source in extensions.items():
+            path = project.parent / f"{name}.py"
+            path.write_text(source)
+            args += ["-e", str(path)]
+        process = ServeProcess(project, project / "s.sock", "--model", "local/local-model", *args)
+        started.append(process)
+        process.wait_listening()
+        return process
+
+    yield serve
+    for process in started:
+        process.stop()
+
+
+@pytest.fixture
+def serve_process(serve_with):
+    """``wolli serve`` with no extension (see ``serve_with``)."""
+    return serve_with()

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.openai_chat import text_answer, tool_call_answer
-from tests.support.rpc import write_models
-from tests.support.serve import ServeProcess, records_until, settled
+from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until
 from wolli.modes.tui.screens.select_dialog import SelectDialog
 
@@ -99,27 +98,21 @@ async def test_export_plan_and_permissions_act_on_the_server(serve_process, proj
                                          for r in other.call({"type": "get_permissions"})["rules"]), 10, "removed")
 
 
-async def test_reload_reloads_the_servers_extensions(project, wolli_home, loopback):
-    write_models(wolli_home, loopback.url + "/v1")
-    extension = project.parent / "greeter.py"
-    extension.write_text(GREETER.format(name="hello"))
-    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(extension))
-    try:
-        session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
-        app = _attached(server, session_id, project, wolli_home)
-        notices: list[str] = []
-        async with app.run_test(size=(110, 30)) as pilot:
-            await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
-            names = lambda: {e.name for e in app.controller.command_entries()}  # noqa: E731
-            await wait_until(lambda: "hello" in names(), 10, "the extension's command")
-            notify = app.front.notify
-            app.front.notify = lambda text, level="info": (notices.append(text), notify(text, level))[1]  # type: ignore[method-assign]
-            extension.write_text(GREETER.format(name="goodbye"))
-            await type_and_send(pilot, "/reload")
-            await wait_until(lambda: "goodbye" in names() and "hello" not in names(), 10, "the new command")
-            assert any(n.startswith("Reloaded: 1 extension loaded") for n in notices)
-    finally:
-        server.stop()
+async def test_reload_reloads_the_servers_extensions(serve_with, project, wolli_home):
+    server = serve_with(greeter=GREETER.format(name="hello"))
+    session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
+    app = _attached(server, session_id, project, wolli_home)
+    notices: list[str] = []
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        names = lambda: {e.name for e in app.controller.command_entries()}  # noqa: E731
+        await wait_until(lambda: "hello" in names(), 10, "the extension's command")
+        notify = app.front.notify
+        app.front.notify = lambda text, level="info": (notices.append(text), notify(text, level))[1]  # type: ignore[method-assign]
+        (project.parent / "greeter.py").write_text(GREETER.format(name="goodbye"))
+        await type_and_send(pilot, "/reload")
+        await wait_until(lambda: "goodbye" in names() and "hello" not in names(), 10, "the new command")
+        assert any(n.startswith("Reloaded: 1 extension loaded") for n in notices)
 
 
 GREETER = '''

@@ -6,6 +6,8 @@ from __future__ import annotations
 from tests.support.openai_chat import text_answer, tool_call_answer
 from tests.support.serve import records_until, settled
 from tests.support.waiting import wait_until
+from wolli.modes.tui.screens.select_dialog import SelectDialog
+from wolli.modes.tui.widgets.simple_messages import InfoView, NoticeView
 from wolli.modes.tui.widgets.tool_row import RUNNING, SUCCESS, ToolRow
 
 from .helpers import attached_app, type_and_send
@@ -39,29 +41,20 @@ def extension(wolli):
 '''
 
 
-async def test_statuses_and_widgets_of_the_servers_extensions_show_and_go(project, wolli_home, loopback):
-    from tests.support.rpc import write_models
-    from tests.support.serve import ServeProcess
-
-    write_models(wolli_home, loopback.url + "/v1")
-    extension = project.parent / "marker.py"
-    extension.write_text(MARKER)
-    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(extension))
-    try:
-        other = server.client()
-        session_id = other.call({"type": "attach", "new": True})["sessionId"]
-        other.call({"type": "prompt", "message": "/mark"})  # set before the app attaches
-        records_until(other, lambda r: r.get("method") == "setWidget")
-        app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
-        async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(lambda: "todo" in app.slot_above.widgets, 20, "the widget")
-            assert app.footer.data.statuses == {"build": "[b]uild ok"}  # kept literally
-            assert "1. attach" in str(app.slot_above.widgets["todo"].render())
-            await type_and_send(pilot, "/new")  # another session: what this one's extension left goes
-            await wait_until(lambda: "todo" not in app.slot_above.widgets and not app.footer.data.statuses, 20,
-                             "the status and widget gone")
-    finally:
-        server.stop()
+async def test_statuses_and_widgets_of_the_servers_extensions_show_and_go(serve_with, project, wolli_home):
+    server = serve_with(marker=MARKER)
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    other.call({"type": "prompt", "message": "/mark"})  # set before the app attaches
+    records_until(other, lambda r: r.get("method") == "setWidget")
+    app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: "todo" in app.slot_above.widgets, 20, "the widget")
+        assert app.footer.data.statuses == {"build": "[b]uild ok"}  # kept literally
+        assert "1. attach" in str(app.slot_above.widgets["todo"].render())
+        await type_and_send(pilot, "/new")  # another session: what this one's extension left goes
+        await wait_until(lambda: "todo" not in app.slot_above.widgets and not app.footer.data.statuses, 20,
+                         "the status and widget gone")
 
 
 SHORTCUTS = '''
@@ -78,35 +71,24 @@ def extension(wolli):
 '''
 
 
-async def test_the_servers_extension_shortcuts_run_from_the_attached_app(project, wolli_home, loopback):
-    from tests.support.rpc import write_models
-    from tests.support.serve import ServeProcess
-    from wolli.modes.tui.screens.select_dialog import SelectDialog
-    from wolli.modes.tui.widgets.simple_messages import InfoView, NoticeView
+async def test_the_servers_extension_shortcuts_run_from_the_attached_app(serve_with, project, wolli_home):
+    server = serve_with(keys=SHORTCUTS)
+    session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
+    app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
 
-    write_models(wolli_home, loopback.url + "/v1")
-    extension = project.parent / "keys.py"
-    extension.write_text(SHORTCUTS)
-    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model", "-e", str(extension))
-    try:
-        session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
-        app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+    def notices() -> list[str]:
+        return [str(n.render()) for n in app.query(NoticeView)]
 
-        def notices() -> list[str]:
-            return [str(n.render()) for n in app.query(NoticeView)]
-
-        async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(lambda: app.controller.shortcut("alt+k") is not None, 20, "the server's shortcuts")
-            await pilot.press("alt+k")  # its dialog opens here; the handler runs on the server
-            await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the dialog")
-            await pilot.press("down", "enter")
-            await wait_until(lambda: any("picked green" in n for n in notices()), 10, "the handler's notice")
-            await pilot.press("alt+b")
-            await wait_until(lambda: any("shortcut Alt+B failed: ValueError: no plan yet" in n for n in notices()), 10,
-                             "the failure line")
-            await type_and_send(pilot, "/hotkeys")
-            await wait_until(lambda: app.query(InfoView), 10, "the keys")
-            report = str(app.query(InfoView).last().render())
-            assert "Alt+K" in report and "pick a colour  [keys]" in report
-    finally:
-        server.stop()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: app.controller.shortcut("alt+k") is not None, 20, "the server's shortcuts")
+        await pilot.press("alt+k")  # its dialog opens here; the handler runs on the server
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the dialog")
+        await pilot.press("down", "enter")
+        await wait_until(lambda: any("picked green" in n for n in notices()), 10, "the handler's notice")
+        await pilot.press("alt+b")
+        await wait_until(lambda: any("shortcut Alt+B failed: ValueError: no plan yet" in n for n in notices()), 10,
+                         "the failure line")
+        await type_and_send(pilot, "/hotkeys")
+        await wait_until(lambda: app.query(InfoView), 10, "the keys")
+        report = str(app.query(InfoView).last().render())
+        assert "Alt+K" in report and "pick a colour  [keys]" in report
