@@ -121,3 +121,38 @@ def extension(wolli):
         ctx.ui.notify("hi")
     wolli.register_command("{name}", handler=greet, description="say hi")
 '''
+
+
+async def test_mcp_drives_the_servers_mcp_servers(serve_with, project, wolli_home):
+    from tests.mcp.conftest import python_server
+    from tests.mcp.helpers import agent_config
+    from wolli.modes.tui.widgets.simple_messages import InfoView
+
+    from .test_mcp import _pick
+
+    agent_config(wolli_home, {"time": python_server("mcp-server-time")})
+    server = serve_with()
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+
+    def time_server() -> dict:
+        found = [s for s in other.call({"type": "get_mcp_servers"})["servers"] if s["name"] == "time"]
+        return found[0] if found else {}
+
+    app = _attached(server, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set() and time_server().get("state") == "ready", 60,
+                         "the server's MCP server ready")
+        await type_and_send(pilot, "/mcp")
+        labels = await _pick(app, pilot, "MCP servers", "time")
+        assert labels[0] == "time — ready, 2 tools"
+        await _pick(app, pilot, "time", "tools")
+        await _pick(app, pilot, "time: switch a tool on or off", "on  convert_time")
+        await wait_until(lambda: not next(t for t in time_server()["tools"] if t["name"] == "convert_time")["enabled"],
+                         10, "the tool switched off on the server")
+        await type_and_send(pilot, "/mcp list")
+        await wait_until(lambda: any("(off: convert_time)" in str(v.render()) for v in app.query(InfoView)), 10,
+                         "the report")
+        await type_and_send(pilot, "/mcp log time")
+        await wait_until(lambda: any("MCP server time: log" in str(v.border_title or "") for v in app.query(InfoView)),
+                         10, "the log")

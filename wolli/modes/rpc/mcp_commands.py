@@ -1,5 +1,5 @@
 """RPC commands about MCP servers: ``get_mcp_servers``, ``mcp_set_enabled``, ``mcp_reconnect``,
-``mcp_approve_project``. State changes arrive as ``mcp_server_state`` events (docs/rpc.md)."""
+``mcp_approve_project``, ``mcp_log``. State changes arrive as ``mcp_server_state`` events (docs/rpc.md)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,12 @@ async def mcp_reconnect(server: RpcServer, cmd: dict[str, Any]) -> Reply:
 @command("mcp_approve_project")
 async def mcp_approve_project(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"message": await _link(server).approve_project_now()}
+
+
+@command("mcp_log", "query")
+def mcp_log(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+    """The tail of a server's log (its stderr, 64 KB at most)."""
+    try:
+        return {"text": _link(server).manager.log_text(_name(cmd))}
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None

@@ -9,7 +9,8 @@ and summaries it reuses) and does the work with the server's RPC commands
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ...extensions.registry import Shortcut
 from ...permissions.modes import MODES
@@ -21,7 +22,7 @@ from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
 from .link import Record
 
 # The built-ins this module runs, with what they do.
-SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys")
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp")
 
 
 class RemoteSessionHost(Protocol):
@@ -62,6 +63,12 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         from ..interactive.hotkeys import hotkeys_report
 
         front.show_text("Keys", hotkeys_report(dict(host.shortcuts)))
+    elif name == "mcp":  # the server's MCP servers, through the same menu as standalone
+        from ..interactive.commands.mcp import mcp_command
+
+        servers = await host.call({"type": "get_mcp_servers"})
+        configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
+        await mcp_command(front, RemoteMcp(host) if configured else None, args)
     elif name == "reload":  # the server's extensions, settings and models: every session of it
         data = await host.call({"type": "reload"})
         report_reload(front, _records(data, "extensions"))
@@ -168,6 +175,52 @@ def permissions_text(state: object) -> str:
         lines.append(f"problem: {problem}")
     lines += ["", "/permissions MODE, /permissions allow|ask|deny RULE [scope], /permissions remove KIND RULE [scope]"]
     return "\n".join(lines)
+
+
+class RemoteMcp:
+    """``/mcp``'s control over the server's MCP servers (``get_mcp_servers`` and friends)."""
+
+    def __init__(self, host: RemoteSessionHost) -> None:
+        self.host = host
+
+    async def _servers(self) -> dict[str, object]:
+        data = await self.host.call({"type": "get_mcp_servers"})
+        return data if isinstance(data, dict) else {}
+
+    async def statuses(self) -> list[dict[str, Any]]:
+        return _records(await self._servers(), "servers")
+
+    async def report(self) -> str:
+        from ...mcp.manager import report
+
+        data = await self._servers()
+        search = data.get("toolSearch")
+        if isinstance(search, dict):
+            search = {**search, "state": "on" if search.get("active") else "off"}
+        text = report(_records(data, "servers"), search=search if isinstance(search, dict) else None)
+        if data.get("projectPending"):
+            text += "\n\nThe project's .mcp.json is not approved: /mcp approve starts its servers."
+        return text
+
+    async def project_pending(self) -> bool:
+        return bool((await self._servers()).get("projectPending"))
+
+    async def approve(self) -> str:
+        return _field(await self.host.call({"type": "mcp_approve_project"}), "message")
+
+    async def set_enabled(self, server: str, tool: str | None, enabled: bool) -> None:
+        await self.host.call({"type": "mcp_set_enabled", "server": server, "enabled": enabled,
+                              **({"tool": tool} if tool else {})})
+
+    async def reconnect(self, server: str) -> None:
+        await self.host.call({"type": "mcp_reconnect", "server": server})
+
+    async def log(self, server: str) -> str:
+        return _field(await self.host.call({"type": "mcp_log", "server": server}), "text")
+
+    async def login(self, server: str, show: Callable[[str], None]) -> tuple[str, bool]:
+        return ("log in from a standalone wolli on the server's machine (the login's browser page "
+                "answers to that process)", False)
 
 
 def remote_shortcuts(data: object) -> dict[str, Shortcut]:

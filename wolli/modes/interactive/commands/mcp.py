@@ -8,15 +8,74 @@ The logic is the manager's (:mod:`wolli.mcp.manager`); this only asks and shows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..open_url import open_in_browser
 from .definition import BuiltinCommand, CommandContext
+from .front import Front
 
 if TYPE_CHECKING:
     from ....runtime.host.mcp_link import McpLink
 
 ACTIONS = ("list", "reconnect", "enable", "disable", "log", "login", "approve")
+NONE_CONFIGURED = ("No MCP servers are configured. Add them to mcp.json in the agent home or .mcp.json in the "
+                   "project (docs/mcp.md).")
+
+
+class McpControl(Protocol):
+    """The MCP servers as ``/mcp`` drives them: this process's (:class:`LinkControl`) or a
+    server's, for an attached app (``modes/server/remote_commands.py``)."""
+
+    async def statuses(self) -> list[dict[str, Any]]: ...
+
+    async def report(self) -> str: ...
+
+    async def project_pending(self) -> bool: ...
+
+    async def approve(self) -> str: ...
+
+    async def set_enabled(self, server: str, tool: str | None, enabled: bool) -> None: ...
+
+    async def reconnect(self, server: str) -> None: ...
+
+    async def log(self, server: str) -> str: ...
+
+    async def login(self, server: str, show: Callable[[str], None]) -> tuple[str, bool]:
+        """(the outcome to say, whether the server is ready)."""
+
+
+class LinkControl:
+    def __init__(self, link: McpLink) -> None:
+        self.link = link
+
+    async def statuses(self) -> list[dict[str, Any]]:
+        return self.link.manager.snapshot()
+
+    async def report(self) -> str:
+        return self.link.report()
+
+    async def project_pending(self) -> bool:
+        return bool(self.link.sources.project_pending)
+
+    async def approve(self) -> str:
+        return await self.link.approve_project_now()
+
+    async def set_enabled(self, server: str, tool: str | None, enabled: bool) -> None:
+        if tool:
+            self.link.manager.set_tool_enabled(server, tool, enabled)
+        else:
+            await self.link.manager.set_server_enabled(server, enabled)
+
+    async def reconnect(self, server: str) -> None:
+        await self.link.manager.reconnect(server)
+
+    async def log(self, server: str) -> str:
+        return self.link.manager.log_text(server)
+
+    async def login(self, server: str, show: Callable[[str], None]) -> tuple[str, bool]:
+        found = await self.link.manager.login(server, show)
+        return found.summary(), found.state == "ready"
 
 
 def _link(ctx: CommandContext) -> McpLink | None:
@@ -25,89 +84,89 @@ def _link(ctx: CommandContext) -> McpLink | None:
 
 async def mcp(ctx: CommandContext, args: str) -> None:
     link = _link(ctx)
-    if link is None:
-        ctx.front.show_text("MCP servers", "No MCP servers are configured. Add them to mcp.json in the agent "
-                                           "home or .mcp.json in the project (docs/mcp.md).")
+    await mcp_command(ctx.front, LinkControl(link) if link is not None else None, args)
+
+
+async def mcp_command(front: Front, control: McpControl | None, args: str) -> None:
+    """``/mcp [ACTION [server[/tool]]]`` on ``control`` (None: no MCP server is configured)."""
+    if control is None:
+        front.show_text("MCP servers", NONE_CONFIGURED)
         return
     action, _, target = args.strip().partition(" ")
     target = target.strip()
     if not action:
-        await _menu(ctx, link)
+        await _menu(front, control)
         return
     if action not in ACTIONS:
-        ctx.front.notify(f"/mcp {action}: unknown; use one of {', '.join(ACTIONS)}", "warning")
+        front.notify(f"/mcp {action}: unknown; use one of {', '.join(ACTIONS)}", "warning")
         return
-    await run_action(ctx, link, action, target)
+    await run_action(front, control, action, target)
 
 
-async def run_action(ctx: CommandContext, link: McpLink, action: str, target: str) -> None:
-    manager = link.manager
+async def run_action(front: Front, control: McpControl, action: str, target: str) -> None:
     if action == "list":
-        ctx.front.show_text("MCP servers", link.report())
+        front.show_text("MCP servers", await control.report())
         return
     if action == "approve":
-        ctx.front.notify(await link.approve_project_now())
+        front.notify(await control.approve())
         return
     if not target:
-        ctx.front.notify(f"/mcp {action} needs a server name", "warning")
+        front.notify(f"/mcp {action} needs a server name", "warning")
         return
     server, _, tool = target.partition("/")
     if action in ("enable", "disable"):
-        if tool:
-            manager.set_tool_enabled(server, tool, action == "enable")
-        else:
-            await manager.set_server_enabled(server, action == "enable")
-        ctx.front.notify(f"{target}: {action}d for this agent")
+        await control.set_enabled(server, tool or None, action == "enable")
+        front.notify(f"{target}: {action}d for this agent")
     elif action == "reconnect":
-        await manager.reconnect(server)
-        ctx.front.notify(f"{server}: reconnecting")
+        await control.reconnect(server)
+        front.notify(f"{server}: reconnecting")
     elif action == "log":
-        ctx.front.show_text(f"MCP server {server}: log", manager.log_text(server))
+        front.show_text(f"MCP server {server}: log", await control.log(server))
     elif action == "login":
         def show(url: str) -> None:
             opened = open_in_browser(url)
-            ctx.front.show_text(f"Log in to {server}", ("Your browser was asked to open this URL; if it did not, "
-                                                        "open it yourself:" if opened else
-                                                        "Open this URL in a browser to log in:") + f"\n\n{url}")
+            front.show_text(f"Log in to {server}", ("Your browser was asked to open this URL; if it did not, "
+                                                    "open it yourself:" if opened else
+                                                    "Open this URL in a browser to log in:") + f"\n\n{url}")
 
-        ctx.front.notify(f"{server}: waiting for the login in the browser")
-        found = await manager.login(server, show)
-        ctx.front.notify(f"{server}: {found.summary()}", "info" if found.state == "ready" else "warning")
+        front.notify(f"{server}: waiting for the login in the browser")
+        summary, ready = await control.login(server, show)
+        front.notify(f"{server}: {summary}", "info" if ready else "warning")
 
 
-async def _menu(ctx: CommandContext, link: McpLink) -> None:
-    statuses = link.manager.snapshot()
+async def _menu(front: Front, control: McpControl) -> None:
+    statuses = await control.statuses()
     if not statuses:
-        ctx.front.show_text("MCP servers", link.report())
+        front.show_text("MCP servers", await control.report())
         return
     labels = {f"{s['name']} — {s['summary']}"[:160]: s for s in statuses}
-    extra = ["show all (text)"] + (["approve the project's .mcp.json"] if link.sources.project_pending else [])
-    chosen = await ctx.front.select("MCP servers", [*labels, *extra])
+    extra = ["show all (text)"] + (["approve the project's .mcp.json"] if await control.project_pending() else [])
+    chosen = await front.select("MCP servers", [*labels, *extra])
     if chosen is None:
         return
     if chosen == "show all (text)":
-        await run_action(ctx, link, "list", "")
+        await run_action(front, control, "list", "")
         return
     if chosen.startswith("approve"):
-        await run_action(ctx, link, "approve", "")
+        await run_action(front, control, "approve", "")
         return
     status = labels[chosen]
     name = status["name"]
     actions = ["reconnect", "disable" if status["state"] != "disabled" else "enable", "tools…", "log"]
     if status["transport"] != "stdio":
         actions.append("login")
-    action = await ctx.front.select(f"{name}", actions)
+    action = await front.select(f"{name}", actions)
     if action == "tools…":
         tools = {f"{'on ' if t['enabled'] else 'off'} {t['name']}": t for t in status["tools"]}
         if not tools:
-            ctx.front.notify(f"{name} has no tools (it is {status['state']})", "warning")
+            front.notify(f"{name} has no tools (it is {status['state']})", "warning")
             return
-        picked = await ctx.front.select(f"{name}: switch a tool on or off", list(tools))
+        picked = await front.select(f"{name}: switch a tool on or off", list(tools))
         if picked is not None:
             tool = tools[picked]
-            await run_action(ctx, link, "disable" if tool["enabled"] else "enable", f"{name}/{tool['name']}")
+            await run_action(front, control, "disable" if tool["enabled"] else "enable", f"{name}/{tool['name']}")
     elif action is not None:
-        await run_action(ctx, link, action, name)
+        await run_action(front, control, action, name)
 
 
 def _complete(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
