@@ -271,3 +271,19 @@ def test_shortcuts_are_listed_and_run(project, tmp_path, models):
             "error": "keys: shortcut Alt+B failed: ValueError: no plan yet"}
         with pytest.raises(RpcError, match="no extension shortcut 'f9'"):
             client.request({"type": "run_shortcut", "key": "f9"})
+
+
+def test_extensions_are_listed_and_switched_off_and_on(project, tmp_path, models, wolli_home):
+    extension = tmp_path / "greeter.py"
+    extension.write_text("def extension(wolli):\n    wolli.register_command('greet', handler=lambda a, c: None)\n")
+    with start_client(project, *MODEL, "-e", str(extension)) as client:
+        [info] = client.request({"type": "get_extensions"})["extensions"]
+        assert (info["name"], info["status"], info["commands"], info["errors"]) == ("greeter", "loaded", ["greet"], [])
+        client.request({"type": "set_extension_enabled", "name": "greeter", "enabled": False})
+        assert client.request({"type": "get_commands"})["commands"] == []
+        settings = json.loads((wolli_home / "agents" / "default" / "settings.json").read_text())
+        assert settings["disabledExtensions"] == ["greeter"]
+        client.request({"type": "set_extension_enabled", "name": "greeter", "enabled": True})
+        assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["greet"]
+        with pytest.raises(RpcError, match="no extension named 'nope'"):
+            client.request({"type": "set_extension_enabled", "name": "nope", "enabled": False})

@@ -156,3 +156,21 @@ async def test_mcp_drives_the_servers_mcp_servers(serve_with, project, wolli_hom
         await type_and_send(pilot, "/mcp log time")
         await wait_until(lambda: any("MCP server time: log" in str(v.border_title or "") for v in app.query(InfoView)),
                          10, "the log")
+
+
+async def test_extensions_lists_and_switches_the_servers_extensions(serve_with, project, wolli_home):
+    from wolli.modes.tui.widgets.simple_messages import InfoView
+
+    server = serve_with(greeter=GREETER.format(name="hello"))
+    session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
+    app = _attached(server, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: "hello" in {e.name for e in app.controller.command_entries()}, 20, "the attach")
+        await type_and_send(pilot, "/extensions")
+        await wait_until(lambda: any("greeter (extension, loaded)" in str(v.render()) for v in app.query(InfoView)),
+                         10, "the report")
+        await type_and_send(pilot, "/extensions disable greeter")
+        await wait_until(lambda: "hello" not in {e.name for e in app.controller.command_entries()}, 10,
+                         "the command gone")
+        await type_and_send(pilot, "/extensions enable greeter")
+        await wait_until(lambda: "hello" in {e.name for e in app.controller.command_entries()}, 10, "back")

@@ -22,7 +22,7 @@ from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
 from .link import Record
 
 # The built-ins this module runs, with what they do.
-SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp")
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions")
 
 
 class RemoteSessionHost(Protocol):
@@ -69,10 +69,28 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         servers = await host.call({"type": "get_mcp_servers"})
         configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
         await mcp_command(front, RemoteMcp(host) if configured else None, args)
+    elif name == "extensions":
+        await extensions(args, host, front)
     elif name == "reload":  # the server's extensions, settings and models: every session of it
         data = await host.call({"type": "reload"})
         report_reload(front, _records(data, "extensions"))
         await host.refresh()
+
+
+async def extensions(args: str, host: RemoteSessionHost, front: Front) -> None:
+    """The server's extensions; ``enable|disable NAME`` switches one there (and reloads)."""
+    from ..interactive.commands.app import extensions_report
+
+    words = args.split()
+    if len(words) == 2 and words[0] in ("enable", "disable"):
+        data = await host.call({"type": "set_extension_enabled", "name": words[1], "enabled": words[0] == "enable"})
+        problems = [f"{i['name']}: {e}" for i in _records(data, "extensions") for e in _list(i.get("errors"))]
+        for problem in problems:
+            front.notify(problem, "error")
+        front.notify(f"{words[1]} is {words[0]}d." + (" (problems above)" if problems else ""))
+        await host.refresh()
+        return
+    front.show_text("Extensions", extensions_report(_records(await host.call({"type": "get_extensions"}), "extensions")))
 
 
 async def fork(host: RemoteSessionHost, front: Front) -> None:

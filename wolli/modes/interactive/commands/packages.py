@@ -11,6 +11,7 @@ extension (of a package or a loose file) on or off. The work is docs/packages.md
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext
@@ -137,6 +138,13 @@ async def switch_extension(ctx: CommandContext, name: str, enabled: bool) -> Non
         ctx.front.notify(f"no extension named {name!r} (see /extensions)", "error")
         return
 
+    ctx.host.settings.modify(extension_switch(name, enabled))
+    await _apply(ctx, f"{name} is {'enabled' if enabled else 'disabled'}.")
+
+
+def extension_switch(name: str, enabled: bool) -> Callable[[dict[str, Any]], None]:
+    """The settings change that switches the extension ``name`` on or off
+    (``disabledExtensions``; a reload applies it)."""
     def change(data: dict[str, Any]) -> None:
         current = [str(v) for v in data.get("disabledExtensions") or [] if str(v) != name]
         if not enabled:
@@ -146,8 +154,7 @@ async def switch_extension(ctx: CommandContext, name: str, enabled: bool) -> Non
         else:
             data.pop("disabledExtensions", None)
 
-    ctx.host.settings.modify(change)
-    await _apply(ctx, f"{name} is {'enabled' if enabled else 'disabled'}.")
+    return change
 
 
 def _complete(ctx: CommandContext, prefix: str) -> list[dict[str, Any]]:
