@@ -92,3 +92,37 @@ async def test_the_servers_extension_shortcuts_run_from_the_attached_app(serve_w
         await wait_until(lambda: app.query(InfoView), 10, "the keys")
         report = str(app.query(InfoView).last().render())
         assert "Alt+K" in report and "pick a colour  [keys]" in report
+
+
+ASKERS = '''
+def extension(wolli):
+    def asker(title):
+        async def ask(args, ctx):
+            choice = await ctx.ui.select(title, ["red", "green"])
+            ctx.ui.notify(f"{title}: {choice}")
+        return ask
+    wolli.register_command("first", handler=asker("First question"), description="ask")
+    wolli.register_command("second", handler=asker("Second question"), description="ask")
+'''
+
+
+async def test_a_dialog_answered_elsewhere_under_another_closes_when_uncovered(serve_with, project, wolli_home):
+    server = serve_with(askers=ASKERS)
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    app = attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        other.send({"type": "prompt", "message": "/first"})
+        first = records_until(other, lambda r: r.get("method") == "select")[-1]
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the first dialog")
+        other.send({"type": "prompt", "message": "/second"})
+        await wait_until(lambda: isinstance(app.screen, SelectDialog) and app.screen.title_text == "Second question",
+                         10, "the second dialog on top")
+        other.send({"type": "extension_ui_response", "id": first["id"], "value": "green"})  # answered elsewhere
+        records_until(other, lambda r: r.get("type") == "extension_ui_closed" and r.get("id") == first["id"])
+        await pilot.press("enter")  # the second, answered here: the first must not reappear
+        await wait_until(lambda: not isinstance(app.screen, SelectDialog), 10, "both dialogs gone")
+        seen = records_until(other, lambda r: r.get("method") == "notify" and "Second question" in r.get("message", ""))
+        assert any(r.get("method") == "notify" and r.get("message") == "First question: green" for r in seen)
+        assert seen[-1]["message"] == "Second question: red"

@@ -43,8 +43,14 @@ def dialog_screen(method: str, record: Mapping[str, object]) -> SelectDialog | C
 
 
 def close_answered(screen: object) -> None:
-    """Close a dialog another client answered. Only the dialog on top can be closed (dismiss
-    pops the top screen); one under another dialog stays until it is answered here, and that
-    answer is dropped by the caller."""
-    if isinstance(screen, Screen) and screen.is_attached and screen.app.screen is screen:
+    """Close a dialog another client answered. Only the dialog on top can be dismissed; one
+    under another dialog closes as soon as it is on top again (and the caller drops what it
+    answers)."""
+    from .screens.dialog_base import TimedDialog
+
+    if not isinstance(screen, Screen) or not screen.is_attached:
+        return
+    if screen.app.screen is screen:
         screen.dismiss(None)
+    elif isinstance(screen, TimedDialog):
+        screen.close_when_shown()

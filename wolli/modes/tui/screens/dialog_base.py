@@ -46,6 +46,7 @@ class TimedDialog(ModalScreen[T], Generic[T]):
         self._timer: Timer | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._answered = False
+        self._close_when_shown = False
 
     def body(self) -> Iterable[Widget]:
         """The widgets between the title and the countdown."""
@@ -97,3 +98,12 @@ class TimedDialog(ModalScreen[T], Generic[T]):
 
     def action_cancel(self) -> None:
         self.close(self.cancel_value)
+
+    def close_when_shown(self) -> None:
+        """Close unanswered once this is the screen on top again (it was answered elsewhere
+        while another dialog covered it; only the top screen can be dismissed)."""
+        self._close_when_shown = True
+
+    def on_screen_resume(self) -> None:
+        if self._close_when_shown:
+            self.call_later(self.close, self.cancel_value)
