@@ -174,3 +174,23 @@ async def test_extensions_lists_and_switches_the_servers_extensions(serve_with, 
                          "the command gone")
         await type_and_send(pilot, "/extensions enable greeter")
         await wait_until(lambda: "hello" in {e.name for e in app.controller.command_entries()}, 10, "back")
+
+
+async def test_agents_lists_and_approves_the_projects_subagents_on_the_server(serve_with, project, wolli_home):
+    from tests.support.subagents import write_definition
+    from wolli.modes.tui.widgets.simple_messages import InfoView
+
+    write_definition(project / ".claude" / "agents", "reviewer", "Review the change.")
+    serve_process = serve_with()
+    other = serve_process.client()
+    session_id = other.call({"type": "attach", "new": True, "cwd": str(project)})["sessionId"]
+    app = _attached(serve_process, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/agents")
+        await wait_until(lambda: any("reviewer" in str(v.render()) and "waiting for approval" in str(v.render())
+                                     for v in app.query(InfoView)), 10, "the list")
+        await type_and_send(pilot, "/agents approve")
+        await wait_until(lambda: any(r["name"] == "reviewer" for r in other.call({"type": "get_subagents"})["subagents"]),
+                         10, "the project's subagent offered")
+        assert other.call({"type": "get_subagents"})["project"] is None

@@ -22,7 +22,8 @@ from ..interactive.commands.rewind import SCOPE_CHOICES, point_label
 from .link import Record
 
 # The built-ins this module runs, with what they do.
-SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions")
+SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions",
+                    "agents")
 
 
 class RemoteSessionHost(Protocol):
@@ -69,6 +70,8 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         servers = await host.call({"type": "get_mcp_servers"})
         configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
         await mcp_command(front, RemoteMcp(host) if configured else None, args)
+    elif name == "agents":
+        await agents(args, host, front)
     elif name == "extensions":
         await extensions(args, host, front)
     elif name == "reload":  # the server's extensions, settings and models: every session of it
@@ -91,6 +94,21 @@ async def extensions(args: str, host: RemoteSessionHost, front: Front) -> None:
         await host.refresh()
         return
     front.show_text("Extensions", extensions_report(_records(await host.call({"type": "get_extensions"}), "extensions")))
+
+
+async def agents(args: str, host: RemoteSessionHost, front: Front) -> None:
+    """The server's subagents for this session's folder; ``approve|deny`` its project files."""
+    from ..interactive.commands.agents import ACTIONS, approval_said, report
+
+    action = args.strip() or "list"
+    if action not in ACTIONS:
+        front.notify(f"/agents {action}: unknown; use one of {', '.join(ACTIONS)}", "warning")
+    elif action == "list":
+        data = await host.call({"type": "get_subagents"})
+        front.show_text("Subagents", report(data if isinstance(data, dict) else {"subagents": [], "errors": []}))
+    else:
+        data = await host.call({"type": "approve_subagents", "approve": action == "approve"})
+        front.notify(approval_said(_list(data.get("names") if isinstance(data, dict) else None), action == "approve"))
 
 
 async def fork(host: RemoteSessionHost, front: Front) -> None:

@@ -27,33 +27,52 @@ async def agents(ctx: CommandContext, args: str) -> None:
         return
     cwd = ctx.session.cwd
     if action == "list":
-        ctx.front.show_text("Subagents", report(host, cwd))
+        ctx.front.show_text("Subagents", report(subagents_record(host, cwd)))
         return
-    names = host.subagents.approve_project(cwd, action == "approve")
-    if not names:
-        ctx.front.notify("This project has no subagent definitions in .claude/agents/.")
-        return
+    ctx.front.notify(approval_said(approve_project(host, cwd, action == "approve"), action == "approve"))
+
+
+def approve_project(host: AgentHost, cwd: str, approve: bool) -> list[str]:
+    """``/agents approve|deny``: the project's definitions as they are now; the names."""
+    names = host.subagents.approve_project(cwd, approve)
     for session in list(host.resident.values()):
         session.refresh_tools()  # the task tool lists what there is now
-    verb = "now offered" if action == "approve" else "not used (asked again if the files change)"
-    ctx.front.notify(f"Project subagents {verb}: {', '.join(names)}")
+    return names
 
 
-def report(host: AgentHost, cwd: str) -> str:
+def approval_said(names: list[str], approve: bool) -> str:
+    if not names:
+        return "This project has no subagent definitions in .claude/agents/."
+    verb = "now offered" if approve else "not used (asked again if the files change)"
+    return f"Project subagents {verb}: {', '.join(names)}"
+
+
+def subagents_record(host: AgentHost, cwd: str) -> dict[str, Any]:
+    """The subagents of ``cwd`` as data (``/agents``, RPC ``get_subagents``)."""
     loaded = host.subagents.load(cwd)
+    pending = loaded.project_dir is not None and loaded.project_verdict != "approved"
+    return {"subagents": [{"name": name, "source": str(d.source), "description": d.description}
+                          for name, d in sorted(loaded.definitions.items())],
+            "project": {"dir": str(loaded.project_dir), "names": list(loaded.project_names),
+                        "verdict": loaded.project_verdict} if pending else None,
+            "errors": [str(e) for e in loaded.errors]}
+
+
+def report(record: dict[str, Any]) -> str:
     lines = []
-    for name, definition in sorted(loaded.definitions.items()):
-        lines.append(f"{name}  ({definition.source})")
-        lines.append(f"    {definition.description}")
-    if loaded.project_dir is not None and loaded.project_verdict != "approved":
+    for agent in record["subagents"]:
+        lines.append(f"{agent['name']}  ({agent['source']})")
+        lines.append(f"    {agent['description']}")
+    project = record.get("project")
+    if project:
         lines.append("")
-        lines.append(f"{loaded.project_dir}: {', '.join(loaded.project_names) or 'no usable files'} "
-                     f"({'denied' if loaded.project_verdict == 'denied' else 'waiting for approval'}; "
+        lines.append(f"{project['dir']}: {', '.join(project['names']) or 'no usable files'} "
+                     f"({'denied' if project['verdict'] == 'denied' else 'waiting for approval'}; "
                      "/agents approve uses them)")
-    if loaded.errors:
+    if record["errors"]:
         lines.append("")
         lines.append("Not usable:")
-        lines += [f"    {error}" for error in loaded.errors]
+        lines += [f"    {error}" for error in record["errors"]]
     return "\n".join(lines)
 
 
