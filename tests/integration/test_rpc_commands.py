@@ -287,3 +287,25 @@ def test_extensions_are_listed_and_switched_off_and_on(project, tmp_path, models
         assert [c["name"] for c in client.request({"type": "get_commands"})["commands"]] == ["greet"]
         with pytest.raises(RpcError, match="no extension named 'nope'"):
             client.request({"type": "set_extension_enabled", "name": "nope", "enabled": False})
+
+
+def test_the_tree_is_read_navigated_and_labelled(project, models, loopback):
+    loopback.push(text_answer("answer one"), text_answer("answer two"))
+    with start_client(project, *MODEL) as client:
+        client.run("question one")
+        client.run("question two")
+        tree = client.request({"type": "get_tree"})
+        rows = [(e["kind"], e["text"]) for e in tree["entries"] if e["type"] == "message"]
+        assert rows == [("user", "question one"), ("assistant", "answer one"), ("user", "question two"),
+                        ("assistant", "answer two")]
+        second = next(e for e in tree["entries"] if e.get("userText") == "question two")
+        assert tree["leafId"] == tree["entries"][-1]["id"]
+        assert client.request({"type": "navigate_tree", "targetId": second["parentId"]}) == {"moved": True}
+        assert [m["role"] for m in client.request({"type": "get_messages"})["messages"]] == ["user", "assistant"]
+        client.request({"type": "set_entry_label", "entryId": second["id"], "label": "the other way"})
+        labelled = next(e for e in client.request({"type": "get_tree"})["entries"] if e["id"] == second["id"])
+        assert labelled["label"] == "the other way"
+        with pytest.raises(RpcError, match="no entry 'nope'"):
+            client.request({"type": "navigate_tree", "targetId": "nope"})
+        with pytest.raises(RpcError, match="needs 'targetId'"):
+            client.request({"type": "navigate_tree"})

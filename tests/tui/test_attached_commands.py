@@ -194,3 +194,34 @@ async def test_agents_lists_and_approves_the_projects_subagents_on_the_server(se
         await wait_until(lambda: any(r["name"] == "reviewer" for r in other.call({"type": "get_subagents"})["subagents"]),
                          10, "the project's subagent offered")
         assert other.call({"type": "get_subagents"})["project"] is None
+
+
+async def test_tree_moves_the_servers_session_and_labels_its_entries(serve_process, project, wolli_home, loopback):
+    from wolli.modes.tui.screens.tree_picker import TreePicker
+
+    other = serve_process.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    loopback.push(text_answer("answer one"), text_answer("answer two"))
+    _prompt(other, "question one")
+    _prompt(other, "question two")
+    app = _attached(serve_process, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 34)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/tree")
+        await wait_until(lambda: isinstance(app.screen, TreePicker), 10, "the tree")
+        picker = app.screen
+        assert [row.text for row in picker.tree_rows] == ["question one", "answer one", "question two", "answer two"]
+        assert picker.tree_rows[picker.results.highlighted].is_leaf
+        await pilot.press("up")  # "question two"
+        await pilot.press("ctrl+l")
+        await wait_until(lambda: len(app.screen_stack) > 2, 10, "the label input")
+        await pilot.press(*"retry here", "enter")
+        await wait_until(lambda: any(e.get("label") == "retry here" for e in other.call({"type": "get_tree"})["entries"]),
+                         10, "the label saved on the server")
+        await pilot.press("enter")  # go to before "question two"
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 10, "the summary question")
+        await pilot.press("enter")  # no summary
+        await wait_until(lambda: app.editor.text == "question two", 10, "the message back in the editor")
+        await wait_until(lambda: [m.role for m in app.controller.session.messages] == ["user", "assistant"], 10,
+                         "the transcript moved")
+    assert [m["role"] for m in other.call({"type": "get_messages"})["messages"]] == ["user", "assistant"]

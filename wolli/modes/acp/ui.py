@@ -44,7 +44,7 @@ from .updates import text_content
 
 if TYPE_CHECKING:
     from ...ai.types import Model
-    from ...runtime.live.live_session import LiveSession
+    from ..interactive.tree_source import TreeSource
 
 
 Choice = TypeVar("Choice")
@@ -243,7 +243,7 @@ class AcpFront:
     async def pick_session(self, source: SessionSource) -> str | None:
         return None
 
-    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
+    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
         return None
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:

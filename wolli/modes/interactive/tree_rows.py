@@ -10,6 +10,7 @@ shape of the tree survives any filter. Built without recursion: a 10,000-entry c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -121,14 +122,17 @@ def shown(entry: SessionEntry, kind: str, label: str | None, mode: str) -> bool:
 
 
 def tree_rows(roots: list[SessionTreeNode], leaf_id: str | None, path_ids: set[str], *, mode: str = "default",
-              folded: set[str] | frozenset[str] = frozenset(), search: str = "") -> list[TreeRow]:
-    """Rows for ``roots`` (SessionTreeNode: entry, children, label) in display order."""
+              folded: set[str] | frozenset[str] = frozenset(), search: str = "",
+              describe_entry: Callable[[Any], tuple[str, str]] | None = None) -> list[TreeRow]:
+    """Rows for ``roots`` (SessionTreeNode: entry, children, label) in display order;
+    ``describe_entry`` gives an entry's (kind, text) (default: :func:`describe`)."""
     described: dict[int, tuple[str, str]] = {}
+    describe_one = describe_entry or describe
 
     def info(node: SessionTreeNode) -> tuple[str, str]:
         key = id(node)
         if key not in described:
-            described[key] = describe(node.entry)
+            described[key] = describe_one(node.entry)
         return described[key]
 
     def display_children(node: SessionTreeNode | _Root) -> list[SessionTreeNode]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ...ai.types import Model
     from ...runtime.host.agent_host import AgentHost
     from ...runtime.live.live_session import LiveSession
+    from ..interactive.tree_source import TreeSource
     from .output import LineOutput
     from .prompts import Prompter
 
@@ -143,13 +144,8 @@ class LineFront:
         chosen = await self.prompter.choose("Resume which session? (newest first)", labels, narrow=narrow)
         return None if chosen is None else str(sessions[chosen].path)
 
-    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
-        from ..interactive.tree_rows import tree_rows
-
-        manager = session.session_manager
-        leaf = manager.get_leaf_id()
-        path_ids = {entry.id for entry in manager.get_branch()}
-        rows = tree_rows(manager.get_tree(), leaf, path_ids)
+    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
+        rows = tree.rows()
         if not rows:
             self.notify("This session has no entries yet.")
             return None

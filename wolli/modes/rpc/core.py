@@ -36,6 +36,7 @@ from . import (
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
     subagent_commands,  # noqa: F401  (registers the subagent commands)
+    tree_commands,  # noqa: F401  (registers the session tree commands)
 )
 from .commands import COMMANDS, CommandError, CommandSpec, Later, NoData
 from .ui import RpcUI, UiResponseError

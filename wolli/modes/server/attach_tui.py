@@ -602,8 +602,11 @@ class _SessionHost:
         session = self._runtime.session
         return session.cwd if session is not None else self._runtime.request.cwd
 
-    async def call(self, command: Record) -> object:
-        return await self._runtime._call(command)
+    async def call(self, command: Record, timeout: float | None = 60.0) -> object:
+        return await self._runtime._call(command, timeout)
+
+    def send(self, command: Record) -> None:
+        self._runtime._send(command)
 
     async def moved(self) -> None:
         await self._runtime._moved()

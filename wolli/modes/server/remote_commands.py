@@ -23,7 +23,7 @@ from .link import Record
 
 # The built-ins this module runs, with what they do.
 SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions",
-                    "agents")
+                    "agents", "tree")
 
 
 class RemoteSessionHost(Protocol):
@@ -32,7 +32,10 @@ class RemoteSessionHost(Protocol):
     @property
     def cwd(self) -> str: ...
 
-    async def call(self, command: Record) -> object: ...
+    async def call(self, command: Record, timeout: float | None = 60.0) -> object: ...
+
+    def send(self, command: Record) -> None:
+        """A command whose answer nobody waits for (a failure shows as a notice)."""
 
     async def moved(self) -> None:
         """The server moved this client to another session: show that one."""
@@ -70,6 +73,8 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         servers = await host.call({"type": "get_mcp_servers"})
         configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
         await mcp_command(front, RemoteMcp(host) if configured else None, args)
+    elif name == "tree":
+        await tree(host, front)
     elif name == "agents":
         await agents(args, host, front)
     elif name == "extensions":
@@ -94,6 +99,26 @@ async def extensions(args: str, host: RemoteSessionHost, front: Front) -> None:
         await host.refresh()
         return
     front.show_text("Extensions", extensions_report(_records(await host.call({"type": "get_extensions"}), "extensions")))
+
+
+async def tree(host: RemoteSessionHost, front: Front) -> None:
+    """The server's session tree in the same picker, the same questions, the move there."""
+    from ..interactive.commands.session import tree_flow
+    from ..interactive.tree_source import RecordTree
+
+    data = await host.call({"type": "get_tree"})
+
+    def label(entry_id: str, text: str | None) -> None:
+        host.send({"type": "set_entry_label", "entryId": entry_id, "label": text})
+
+    async def navigate(target: str | None, *, summarize: bool = False, custom_instructions: str | None = None) -> bool:
+        command: Record = {"type": "navigate_tree", "targetId": target, "summarize": summarize}
+        if custom_instructions is not None:
+            command["customInstructions"] = custom_instructions
+        answer = await host.call(command, timeout=None)  # a summary is a model call
+        return bool(answer.get("moved")) if isinstance(answer, dict) else False
+
+    await tree_flow(front, RecordTree(data if isinstance(data, dict) else {}, on_label=label), navigate)
 
 
 async def agents(args: str, host: RemoteSessionHost, front: Front) -> None:

@@ -15,7 +15,7 @@ from .ui_bridge import AppWithUI
 
 if TYPE_CHECKING:
     from ...ai.types import Model
-    from ...runtime.live.live_session import LiveSession
+    from ..interactive.tree_source import TreeSource
 
 
 class TuiFront:
@@ -80,10 +80,10 @@ class TuiFront:
 
         return await self.app.ui.dialog(lambda: SessionPicker(source))
 
-    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
+    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
         from .screens.tree_picker import TreePicker
 
-        return await self.app.ui.dialog(lambda: TreePicker(session))
+        return await self.app.ui.dialog(lambda: TreePicker(tree))
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
         from .screens.settings_form import SettingsForm

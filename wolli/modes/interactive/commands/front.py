@@ -17,8 +17,8 @@ from ..settings_form import SettingField
 
 if TYPE_CHECKING:
     from ....ai.types import Model
-    from ....runtime.live.live_session import LiveSession
     from ....session.listing import SessionInfo
+    from ..tree_source import TreeSource
 
 
 @dataclass
@@ -77,8 +77,8 @@ class Front(Protocol):
     async def pick_session(self, source: SessionSource) -> str | None:
         """The file of the session to open, or None."""
 
-    async def pick_tree_entry(self, session: LiveSession) -> TreeChoice | None:
-        """An entry of ``session``'s tree (see :mod:`.tree_rows`), or None."""
+    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
+        """An entry of a session's tree (see :mod:`..tree_source`), or None."""
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
         """The changed values by key, or None when cancelled."""

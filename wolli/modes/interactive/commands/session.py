@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .definition import BuiltinCommand, CommandContext
-from .front import SessionSource
+from .front import Front, SessionSource
 
 if TYPE_CHECKING:
     from ....runtime.live.live_session import LiveSession
     from ....session.entries import SessionEntry
+    from ..tree_source import TreeSource
 
 
 async def new_session(ctx: CommandContext, args: str) -> None:
@@ -86,48 +88,57 @@ SUMMARY_CHOICES = ("No summary", "Summarize the branch I leave", "Summarize with
 async def tree(ctx: CommandContext, args: str) -> None:
     """Move to another point of this session's tree. Choosing one of your messages goes to
     just before it and puts it in the editor (to send it differently)."""
+    from ..tree_source import ManagerTree
+
     session = ctx.session
     manager = session.session_manager
-    choice = await ctx.front.pick_tree_entry(session)
+
+    async def open_subagent(entry_id: str) -> bool:
+        entry = manager.get_entry(entry_id)
+        return entry is not None and await _open_subagent(ctx, entry)
+
+    await tree_flow(ctx.front, ManagerTree(manager), session.navigate_tree, open_subagent)
+
+
+Navigate = Callable[..., Awaitable[bool]]  # (target, summarize=, custom_instructions=) -> moved
+
+
+async def tree_flow(front: Front, source: TreeSource, navigate: Navigate,
+                    before: Callable[[str], Awaitable[bool]] | None = None) -> None:
+    """``/tree``'s questions and the move, over any tree (``before``: handles a choice
+    itself when it answers True, as a subagent's result does)."""
+    choice = await front.pick_tree_entry(source)
     if choice is None:
         return
-    entry = manager.get_entry(choice.entry_id)
-    if entry is None:
-        raise RuntimeError(f"no entry {choice.entry_id} in this session")
-    if await _open_subagent(ctx, entry):
+    if before is not None and await before(choice.entry_id):
         return
-    message: Any = getattr(entry, "message", None)
-    editor_text = None
-    target: str | None = entry.id
-    if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "user":
-        from ..tree_rows import content_text
-
-        target, editor_text = entry.parent_id, content_text(message.content)
-    if target == manager.get_leaf_id():
-        if editor_text is not None:
-            ctx.front.set_editor_text(editor_text)
-        ctx.front.notify("That is where the session is already.")
+    try:
+        point = source.point(choice.entry_id)
+    except KeyError:
+        raise RuntimeError(f"no entry {choice.entry_id} in this session") from None
+    if point.target == source.leaf_id():
+        if point.editor_text is not None:
+            front.set_editor_text(point.editor_text)
+        front.notify("That is where the session is already.")
         return
-    from ....runtime.live.tree_navigation import abandoned_entries
-
     summarize, instructions = False, None
-    if any(getattr(e, "type", None) == "message" for e in abandoned_entries(manager, manager.get_leaf_id(), target)):
-        answer = await ctx.front.select("Leave a summary of the branch you are leaving?", list(SUMMARY_CHOICES))
+    if source.leaves_messages(point.target):
+        answer = await front.select("Leave a summary of the branch you are leaving?", list(SUMMARY_CHOICES))
         if answer is None:
             return
         summarize = answer != SUMMARY_CHOICES[0]
         if answer == SUMMARY_CHOICES[2]:
-            instructions = await ctx.front.input("What should the summary focus on?")
+            instructions = await front.input("What should the summary focus on?")
             if instructions is None:
                 return
     if summarize:
-        ctx.front.notify("Summarizing the branch…")
-    moved = await session.navigate_tree(target, summarize=summarize, custom_instructions=instructions)
+        front.notify("Summarizing the branch…")
+    moved = await navigate(point.target, summarize=summarize, custom_instructions=instructions)
     if not moved:
-        ctx.front.notify("An extension kept the session where it was.", "warning")
+        front.notify("An extension kept the session where it was.", "warning")
         return
-    if editor_text is not None:
-        ctx.front.set_editor_text(editor_text)
+    if point.editor_text is not None:
+        front.set_editor_text(point.editor_text)
 
 
 async def name(ctx: CommandContext, args: str) -> None:

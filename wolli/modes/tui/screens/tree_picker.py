@@ -15,11 +15,11 @@ from rich.text import Text
 from textual.binding import Binding
 
 from ...interactive.commands.front import TreeChoice
-from ...interactive.tree_rows import FILTER_HELP, FILTERS, TreeRow, tree_rows
+from ...interactive.tree_rows import FILTER_HELP, FILTERS, TreeRow
 from .picker_base import PickerScreen
 
 if TYPE_CHECKING:
-    from ....runtime.live.live_session import LiveSession
+    from ...interactive.tree_source import TreeSource
 
 KIND_STYLE = {"user": "bold", "assistant": "", "tool": "italic", "bash": "italic", "summary": "italic",
               "custom": "italic", "setting": "italic", "subagent": "italic"}
@@ -35,19 +35,15 @@ class TreePicker(PickerScreen):
     ]
     HINT = "↑↓ move · Enter go there · Tab filter · ←→ fold · Ctrl+L label · type to search · Esc cancel"
 
-    def __init__(self, session: LiveSession) -> None:
+    def __init__(self, tree: TreeSource) -> None:
         super().__init__("Session tree")
-        self.session = session
-        self.manager = session.session_manager
+        self.source = tree
         self.mode = FILTERS[0]
         self.folded: set[str] = set()
         self.tree_rows: list[TreeRow] = []
 
     def rows(self, query: str) -> list[tuple[Text | str, Any]]:
-        leaf = self.manager.get_leaf_id()
-        path = {e.id for e in self.manager.get_branch()} if leaf is not None else set()
-        self.tree_rows = tree_rows(self.manager.get_tree(), leaf, path, mode=self.mode, folded=self.folded,
-                                   search=query)
+        self.tree_rows = self.source.rows(mode=self.mode, folded=self.folded, search=query)
         self._update_title()
         return [(self._label(row), row.entry_id) for row in self.tree_rows]
 
@@ -68,7 +64,7 @@ class TreePicker(PickerScreen):
             title.update(f"Session tree — {self.mode}: {FILTER_HELP[self.mode]}")  # type: ignore[attr-defined]
 
     def initial_index(self) -> int:
-        leaf = self.manager.get_leaf_id()
+        leaf = self.source.leaf_id()
         ids = [row.entry_id for row in self.tree_rows]
         if leaf in ids:
             return ids.index(leaf)
@@ -125,7 +121,7 @@ class TreePicker(PickerScreen):
         def labelled(label: str | None) -> None:
             if label is None:
                 return
-            self.manager.append_label(row.entry_id, label.strip() or None)
+            self.source.set_label(row.entry_id, label.strip() or None)
             self.refill(keep=row.entry_id)
 
         self.app.push_screen(InputDialog("Label this entry (empty removes the label)", value=row.label or ""),
