@@ -309,3 +309,18 @@ def test_the_tree_is_read_navigated_and_labelled(project, models, loopback):
             client.request({"type": "navigate_tree", "targetId": "nope"})
         with pytest.raises(RpcError, match="needs 'targetId'"):
             client.request({"type": "navigate_tree"})
+
+
+def test_settings_are_read_and_written_as_the_form_checks_them(project, models, wolli_home):
+    with start_client(project, *MODEL) as client:
+        read = client.request({"type": "get_settings"})
+        assert read["values"]["retry.enabled"] is not False and read["path"].endswith("settings.json")
+        saved = client.request({"type": "set_settings", "values": {"retry.maxRetries": "5", "quietStartup": "on"}})
+        assert saved["values"] == {"retry.maxRetries": 5, "quietStartup": True}
+        assert client.request({"type": "get_settings"})["values"]["retry.maxRetries"] == 5
+        with pytest.raises(RpcError, match="whole number"):
+            client.request({"type": "set_settings", "values": {"retry.maxRetries": "lots"}})
+        with pytest.raises(RpcError, match="'apiKey' is not one of"):
+            client.request({"type": "set_settings", "values": {"apiKey": "x"}})
+    stored = json.loads((wolli_home / "agents" / "default" / "settings.json").read_text())
+    assert stored["retry"]["maxRetries"] == 5 and stored["quietStartup"] is True

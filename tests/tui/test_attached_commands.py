@@ -225,3 +225,26 @@ async def test_tree_moves_the_servers_session_and_labels_its_entries(serve_proce
         await wait_until(lambda: [m.role for m in app.controller.session.messages] == ["user", "assistant"], 10,
                          "the transcript moved")
     assert [m["role"] for m in other.call({"type": "get_messages"})["messages"]] == ["user", "assistant"]
+
+
+async def test_settings_edits_the_servers_settings_and_applies_here(serve_process, project, wolli_home):
+    import json
+
+    from wolli.modes.tui.screens.settings_form import SettingsForm
+
+    other = serve_process.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    app = _attached(serve_process, session_id, project, wolli_home)
+    async with app.run_test(size=(120, 45)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/settings")
+        await wait_until(lambda: isinstance(app.screen, SettingsForm), 10, "the settings form")
+        app.screen.inputs["retry.maxRetries"].value = "7"
+        app.screen.inputs["hideThinkingBlock"].value = True
+        await pilot.press("ctrl+s")
+        await wait_until(lambda: not isinstance(app.screen, SettingsForm), 10, "saved")
+        await wait_until(lambda: other.call({"type": "get_settings"})["values"]["retry.maxRetries"] == 7, 10,
+                         "the server's settings")
+        saved = json.loads((wolli_home / "agents" / "default" / "settings.json").read_text())
+        assert saved["retry"]["maxRetries"] == 7 and saved["hideThinkingBlock"] is True
+        assert app.thinking_visible is False  # what applies to this app applied here

@@ -35,6 +35,7 @@ from . import (
     extension_commands,  # noqa: F401  (registers reload and the shortcut commands)
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
+    settings_commands,  # noqa: F401  (registers the settings commands)
     subagent_commands,  # noqa: F401  (registers the subagent commands)
     tree_commands,  # noqa: F401  (registers the session tree commands)
 )

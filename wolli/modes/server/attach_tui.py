@@ -618,6 +618,10 @@ class _SessionHost:
     def shortcuts(self) -> dict[str, Shortcut]:
         return self._runtime._shortcuts
 
+    @property
+    def theme_names(self) -> list[str]:
+        return sorted(self._runtime.app.themes)
+
 
 def _run_state(state: str) -> SessionEvent:
     from ...runtime.events import RunStateEvent

@@ -23,7 +23,7 @@ from .link import Record
 
 # The built-ins this module runs, with what they do.
 SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions",
-                    "agents", "tree")
+                    "agents", "tree", "settings")
 
 
 class RemoteSessionHost(Protocol):
@@ -45,6 +45,10 @@ class RemoteSessionHost(Protocol):
 
     @property
     def shortcuts(self) -> dict[str, Shortcut]: ...
+
+    @property
+    def theme_names(self) -> list[str]:
+        """The themes this app can draw (the theme setting's choices)."""
 
 
 async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> None:
@@ -73,6 +77,8 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         servers = await host.call({"type": "get_mcp_servers"})
         configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
         await mcp_command(front, RemoteMcp(host) if configured else None, args)
+    elif name == "settings":
+        await settings(host, front)
     elif name == "tree":
         await tree(host, front)
     elif name == "agents":
@@ -99,6 +105,20 @@ async def extensions(args: str, host: RemoteSessionHost, front: Front) -> None:
         await host.refresh()
         return
     front.show_text("Extensions", extensions_report(_records(await host.call({"type": "get_extensions"}), "extensions")))
+
+
+async def settings(host: RemoteSessionHost, front: Front) -> None:
+    """The same form, on the server's agent settings; what applies to this app applies here."""
+    from ..interactive.settings_form import setting_fields
+
+    data = await host.call({"type": "get_settings"})
+    values = data.get("values") if isinstance(data, dict) else None
+    changes = await front.edit_settings(setting_fields(host.theme_names), values if isinstance(values, dict) else {})
+    if not changes:
+        return
+    saved = await host.call({"type": "set_settings", "values": changes})
+    front.settings_changed(changes)
+    front.notify(f"Saved {', '.join(sorted(changes))} in {_field(saved, 'path')}.")
 
 
 async def tree(host: RemoteSessionHost, front: Front) -> None:

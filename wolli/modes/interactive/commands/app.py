@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..settings_form import as_update, read_values, setting_fields
+from ..settings_form import SettingField, as_update, read_values, setting_fields
 from .definition import BuiltinCommand, CommandContext
 from .front import Front
+
+if TYPE_CHECKING:
+    from ....runtime.host.agent_host import AgentHost
 
 
 async def hotkeys(ctx: CommandContext, args: str) -> None:
@@ -74,11 +77,16 @@ def report_reload(front: Front, infos: list[dict[str, Any]]) -> None:
                  + (f", {failed} problem{'s' if failed != 1 else ''} (above)." if failed else "."))
 
 
-async def settings(ctx: CommandContext, args: str) -> None:
+def host_setting_fields(host: AgentHost) -> list[SettingField]:
+    """The /settings form's fields, the theme's choices being every theme the host finds."""
     from ....config.themes import discover_themes, theme_folders
 
-    themes, _ = discover_themes([*theme_folders(ctx.host.home), *ctx.host.extensions.installed.theme_dirs()])
-    fields = setting_fields(sorted(themes))
+    themes, _ = discover_themes([*theme_folders(host.home), *host.extensions.installed.theme_dirs()])
+    return setting_fields(sorted(themes))
+
+
+async def settings(ctx: CommandContext, args: str) -> None:
+    fields = host_setting_fields(ctx.host)
     changes = await ctx.front.edit_settings(fields, read_values(ctx.host.settings, fields))
     if not changes:
         return
