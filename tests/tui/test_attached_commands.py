@@ -23,12 +23,18 @@ def _attached(server, session_id: str, project: Path, wolli_home: Path):
     return attached_app(server.socket_path, session_id, project, wolli_home / "agents" / "default")
 
 
-async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(serve_process, project, wolli_home, loopback):
-    other = serve_process.client()
+def _two_turns(server, loopback, questions: tuple[str, str], answers: tuple[str, str]):
+    """Another client's session on the server, with two questions answered: (client, id)."""
+    other = server.client()
     session_id = other.call({"type": "attach", "new": True})["sessionId"]
-    loopback.push(text_answer("one"), text_answer("two"))
-    _prompt(other, "first question")
-    _prompt(other, "second question")
+    loopback.push(*(text_answer(a) for a in answers))
+    for question in questions:
+        _prompt(other, question)
+    return other, session_id
+
+
+async def test_fork_moves_this_client_to_a_new_session_and_refills_the_editor(serve_process, project, wolli_home, loopback):
+    other, session_id = _two_turns(serve_process, loopback, ("first question", "second question"), ("one", "two"))
     app = _attached(serve_process, session_id, project, wolli_home)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
@@ -199,11 +205,8 @@ async def test_agents_lists_and_approves_the_projects_subagents_on_the_server(se
 async def test_tree_moves_the_servers_session_and_labels_its_entries(serve_process, project, wolli_home, loopback):
     from wolli.modes.tui.screens.tree_picker import TreePicker
 
-    other = serve_process.client()
-    session_id = other.call({"type": "attach", "new": True})["sessionId"]
-    loopback.push(text_answer("answer one"), text_answer("answer two"))
-    _prompt(other, "question one")
-    _prompt(other, "question two")
+    other, session_id = _two_turns(serve_process, loopback, ("question one", "question two"),
+                                   ("answer one", "answer two"))
     app = _attached(serve_process, session_id, project, wolli_home)
     async with app.run_test(size=(110, 34)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
