@@ -158,3 +158,40 @@ def test_the_attached_app_reconnects_after_the_server_was_killed(tmp_path: Path,
             term.close()
         server.process.kill()
         server.process.wait(10)
+
+
+def test_wolli_attach_starts_a_server_when_none_runs_and_no_start_refuses(tmp_path: Path, wolli_home: Path,
+                                                                           loopback):
+    """The app's attach goes out first; with no server on the socket it is started on demand
+    (and ``--no-start`` says there is none instead)."""
+    import json
+    import signal
+
+    project = tmp_path / "project"
+    project.mkdir()
+    write_models(wolli_home, loopback.url + "/v1")
+    (wolli_home / "settings.json").write_text(json.dumps({"defaultProvider": "local", "defaultModel": "local-model"}))
+    env = {"WOLLI_HOME": os.environ["WOLLI_HOME"], "HOME": os.environ["HOME"]}
+    sock = project / "s.sock"
+    term = None
+    try:
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--no-start", "--socket", str(sock)],
+                            cwd=str(project), env=env)
+        term.wait_for("no server answers")  # (it exits at once: tmux may not keep its status)
+        assert not sock.exists()
+        term.close()
+        term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--socket", str(sock)], cwd=str(project), env=env)
+        term.wait_for("Attached to session")
+        loopback.push(text_answer("Answered by the server it started."))
+        term.type("hello")
+        term.send("Enter")
+        term.wait_for("Answered by the server it started.")
+        term.send("C-d")
+        assert term.exit_status() == 0
+    finally:
+        if term is not None:
+            term.close()
+        info_file = wolli_home / "agents" / "default" / "server.json"
+        info = json.loads(info_file.read_text()) if info_file.exists() else {}
+        if info.get("pid"):
+            os.kill(int(info["pid"]), signal.SIGKILL)

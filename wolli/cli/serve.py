@@ -150,6 +150,8 @@ def run_attach_command(argv: list[str]) -> int:
     except StartupError as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return exc.exit_code
+    if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
+        return _attach_app(home, sock, flags, values, positional[0] if positional else None)
     from ..modes.server.attach_plain import PlainAttach
     from ..modes.server.client import ServerClient, ServerUnavailable, connect_or_start
 
@@ -158,22 +160,6 @@ def run_attach_command(argv: list[str]) -> int:
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
-    if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
-        from ..base import startup_gc
-        from ..modes.server.ahead import attach_command, send_ahead
-
-        client.close()  # the app connects on its own loop
-        request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
-        session_id = positional[0] if positional else None
-        # the server opens the session while the app below is imported (docs/server.md)
-        ahead = None if "--last" in flags else send_ahead(sock, attach_command(session_id, request.cwd))
-        from ..modes.server.attach_tui import run_attach_tui
-
-        startup_gc.pause()  # until the history is built (as the standalone start does)
-        try:
-            return run_attach_tui(request, sock, session_id, join_live="--last" in flags, ahead=ahead)
-        finally:
-            startup_gc.resume()
 
     def reconnect() -> ServerClient:
         return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
@@ -184,6 +170,34 @@ def run_attach_command(argv: list[str]) -> int:
         print(f"wolli: {exc}", file=sys.stderr)
         client.close()
         return 1
+
+
+def _attach_app(home: Path, sock: Path, flags: set[str], values: dict[str, list[str]], session_id: str | None) -> int:
+    """The full-screen app on the server. Its ``attach`` goes out first, before anything else
+    is imported, on the connection the app will use (docs/server.md); only when no server
+    takes it is one looked for or started, the slower way."""
+    from ..base import startup_gc
+    from ..modes.server.ahead import attach_command, send_ahead
+
+    request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
+    command = None if "--last" in flags else attach_command(session_id, request.cwd)
+    ahead = send_ahead(sock, command) if command is not None else None
+    if ahead is None:
+        from ..modes.server.client import ServerUnavailable, connect_or_start
+
+        try:
+            connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent")).close()
+        except ServerUnavailable as exc:
+            print(f"wolli: {exc}", file=sys.stderr)
+            return 1
+        ahead = send_ahead(sock, command) if command is not None else None
+    from ..modes.server.attach_tui import run_attach_tui
+
+    startup_gc.pause()  # until the history is built (as the standalone start does)
+    try:
+        return run_attach_tui(request, sock, session_id, join_live="--last" in flags, ahead=ahead)
+    finally:
+        startup_gc.resume()
 
 
 def join_server(agent: str | None, messages: list[str]) -> int | None:
