@@ -324,3 +324,21 @@ def test_settings_are_read_and_written_as_the_form_checks_them(project, models, 
             client.request({"type": "set_settings", "values": {"apiKey": "x"}})
     stored = json.loads((wolli_home / "agents" / "default" / "settings.json").read_text())
     assert stored["retry"]["maxRetries"] == 5 and stored["quietStartup"] is True
+
+
+def test_api_keys_are_stored_and_removed_and_never_answered(project, models, wolli_home):
+    with start_client(project, *MODEL) as client:
+        listed = client.request({"type": "get_login_providers"})
+        assert "openai" in listed["providers"] and "local" in listed["providers"]
+        answer = client.request({"type": "set_api_key", "provider": "openai", "key": " sk-test-secret-123 "})
+        assert "sk-test" not in json.dumps(answer) and answer["path"].endswith("auth.json")
+        auth = Path(answer["path"])
+        assert "sk-test-secret-123" in auth.read_text()  # trimmed, stored
+        assert "openai" in client.request({"type": "get_login_providers"})["stored"]
+        with pytest.raises(RpcError, match="unknown provider 'nope'"):
+            client.request({"type": "set_api_key", "provider": "nope", "key": "x"})
+        client.request({"type": "remove_api_key", "provider": "openai"})
+        with pytest.raises(RpcError, match="no key stored for 'openai'"):
+            client.request({"type": "remove_api_key", "provider": "openai"})
+        assert "sk-test" not in client.stderr
+    assert "sk-test" not in auth.read_text()

@@ -251,3 +251,23 @@ async def test_settings_edits_the_servers_settings_and_applies_here(serve_proces
         saved = json.loads((wolli_home / "agents" / "default" / "settings.json").read_text())
         assert saved["retry"]["maxRetries"] == 7 and saved["hideThinkingBlock"] is True
         assert app.thinking_visible is False  # what applies to this app applied here
+
+
+async def test_login_and_logout_store_a_key_on_the_server(serve_process, project, wolli_home):
+    from wolli.modes.tui.screens.input_dialog import InputDialog
+
+    other = serve_process.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    auth = Path(other.call({"type": "get_login_providers"})["path"])
+    app = _attached(serve_process, session_id, project, wolli_home)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/login openai")
+        await wait_until(lambda: isinstance(app.screen, InputDialog), 10, "the key's input")
+        await pilot.press(*"sk-attached-secret", "enter")
+        await wait_until(lambda: auth.exists() and "sk-attached-secret" in auth.read_text(), 10, "the key stored")
+        assert "openai" in other.call({"type": "get_login_providers"})["stored"]
+        await type_and_send(pilot, "/logout openai")
+        await wait_until(lambda: "openai" not in other.call({"type": "get_login_providers"})["stored"], 10,
+                         "the key removed")
+        assert not any("sk-attached-secret" in str(n.render()) for n in app.query("NoticeView"))

@@ -32,6 +32,7 @@ from ...runtime.startup.request import StartupRequest
 from ..common.framing import LineSplitter, OversizedRecord, decode_record
 from ..common.protocol_output import RecordSink
 from . import (
+    auth_commands,  # noqa: F401  (registers the API key commands)
     extension_commands,  # noqa: F401  (registers reload and the shortcut commands)
     mcp_commands,  # noqa: F401  (registers the MCP commands)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)

@@ -622,6 +622,11 @@ class _SessionHost:
     def theme_names(self) -> list[str]:
         return sorted(self._runtime.app.themes)
 
+    @property
+    def model(self) -> Model | None:
+        session = self._runtime.session
+        return session.model if session is not None else None
+
 
 def _run_state(state: str) -> SessionEvent:
     from ...runtime.events import RunStateEvent

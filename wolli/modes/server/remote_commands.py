@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ...ai.types import Model
 from ...extensions.registry import Shortcut
 from ...permissions.modes import MODES
 from ...permissions.rules import RULE_KINDS
@@ -23,7 +24,7 @@ from .link import Record
 
 # The built-ins this module runs, with what they do.
 SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions",
-                    "agents", "tree", "settings")
+                    "agents", "tree", "settings", "login", "logout")
 
 
 class RemoteSessionHost(Protocol):
@@ -49,6 +50,10 @@ class RemoteSessionHost(Protocol):
     @property
     def theme_names(self) -> list[str]:
         """The themes this app can draw (the theme setting's choices)."""
+
+    @property
+    def model(self) -> Model | None:
+        """The session's model as this client last heard."""
 
 
 async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> None:
@@ -77,6 +82,10 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         servers = await host.call({"type": "get_mcp_servers"})
         configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
         await mcp_command(front, RemoteMcp(host) if configured else None, args)
+    elif name == "login":
+        await login(args, host, front)
+    elif name == "logout":
+        await logout(args, host, front)
     elif name == "settings":
         await settings(host, front)
     elif name == "tree":
@@ -105,6 +114,48 @@ async def extensions(args: str, host: RemoteSessionHost, front: Front) -> None:
         await host.refresh()
         return
     front.show_text("Extensions", extensions_report(_records(await host.call({"type": "get_extensions"}), "extensions")))
+
+
+async def login(args: str, host: RemoteSessionHost, front: Front) -> None:
+    """An API key for the server's auth.json; with no model yet (or that provider's), one of
+    the provider's models is chosen, as standalone."""
+    from ...ai.env_keys import env_var_names
+
+    data = await host.call({"type": "get_login_providers"})
+    providers = _list(data.get("providers") if isinstance(data, dict) else None)
+    provider = args.strip() or await front.select("Log in to which provider?", providers)
+    if not provider:
+        return
+    if provider not in providers:
+        raise ValueError(f"unknown provider {provider!r} (see /login)")
+    env = " or ".join(env_var_names(provider))
+    key = await front.input(f"API key for {provider} (saved in the server's auth.json; {env} works too)", "sk-…",
+                            secret=True)
+    if not key or not key.strip():
+        return
+    saved = await host.call({"type": "set_api_key", "provider": provider, "key": key.strip()})
+    front.notify(f"Saved the key for {provider} in {_field(saved, 'path')}.")
+    current = host.model
+    if current is None or current.provider == provider:
+        found = await host.call({"type": "get_available_models"})
+        models = [Model.model_validate(m) for m in _records(found, "models")]
+        model = current if current is not None else next((m for m in models if m.provider == provider), None)
+        if model is not None:
+            await host.call({"type": "set_model", "provider": model.provider, "modelId": model.id})
+            front.notify(f"Model: {model.provider}/{model.id}. Type a message to start.")
+
+
+async def logout(args: str, host: RemoteSessionHost, front: Front) -> None:
+    data = await host.call({"type": "get_login_providers"})
+    stored = _list(data.get("stored") if isinstance(data, dict) else None)
+    if not stored:
+        front.notify(f"No keys are stored in {_field(data, 'path')} (keys from environment variables stay).")
+        return
+    provider = args.strip() or await front.select("Remove the stored key of which provider?", stored)
+    if not provider:
+        return
+    removed = await host.call({"type": "remove_api_key", "provider": provider})
+    front.notify(f"Removed the key for {provider} from {_field(removed, 'path')}.")
 
 
 async def settings(host: RemoteSessionHost, front: Front) -> None:
