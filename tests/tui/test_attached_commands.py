@@ -271,3 +271,26 @@ async def test_login_and_logout_store_a_key_on_the_server(serve_process, project
         await wait_until(lambda: "openai" not in other.call({"type": "get_login_providers"})["stored"], 10,
                          "the key removed")
         assert not any("sk-attached-secret" in str(n.render()) for n in app.query("NoticeView"))
+
+
+async def test_the_servers_mcp_resources_complete_in_the_attached_app(serve_with, project, wolli_home):
+    from tests.mcp.helpers import agent_config
+    from tests.mcp.http_server import BearerServer
+
+    bearer = BearerServer()
+    try:
+        agent_config(wolli_home, {"remote": {"type": "http", "url": bearer.url,
+                                             "headers": {"Authorization": f"Bearer {bearer.token}"}}})
+        server = serve_with()
+        session_id = server.client().call({"type": "attach", "new": True})["sessionId"]
+        app = _attached(server, session_id, project, wolli_home)
+        async with app.run_test(size=(110, 30)):
+            await wait_until(lambda: any(r["value"] == "@remote:memo://greeting" for r in app.controller.mcp_resources()),
+                             30, "the server's MCP resource offered for completion")
+            from wolli.modes.interactive.completion import suggestions
+
+            line = "see @remote:me"
+            found = await suggestions(app.completion.provider(), [line], 0, len(line))
+            assert found is not None and any(item["value"] == "@remote:memo://greeting" for item in found["items"])
+    finally:
+        bearer.close()

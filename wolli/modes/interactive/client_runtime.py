@@ -105,4 +105,7 @@ class ClientRuntime(Protocol):
 
     async def run_shortcut(self, shortcut: Shortcut) -> None: ...
 
+    def mcp_resources(self) -> list[dict[str, str]]:
+        """``@server:uri`` completion items for the MCP resources the session can attach."""
+
     def figures(self) -> SessionFigures | None: ...

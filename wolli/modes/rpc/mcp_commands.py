@@ -67,6 +67,13 @@ async def mcp_approve_project(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     return {"message": await _link(server).approve_project_now()}
 
 
+@command("get_mcp_resources", "query")
+def get_mcp_resources(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+    """``@server:uri`` items for every resource the MCP servers offer (completion)."""
+    link = server.host.mcp
+    return {"resources": link.resource_items() if link is not None else []}
+
+
 @command("mcp_log", "query")
 def mcp_log(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     """The tail of a server's log (its stderr, 64 KB at most)."""

@@ -118,6 +118,7 @@ class RemoteRuntime:
         self._dialogs: dict[str, object] = {}  # open dialog screens by request id
         self._commands: list[CommandEntry] = []
         self._shortcuts: dict[str, Shortcut] = {}  # the server's extension shortcuts, by canonical key
+        self._resources: list[dict[str, str]] = []  # the server's MCP resources, for @ completion
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
         self._history_shown = 0  # counts the histories shown: a page for an older one is dropped
@@ -227,6 +228,7 @@ class RemoteRuntime:
         except (ServerUnavailable, RemoteError, TimeoutError):
             return
         self._shortcuts = remote_shortcuts(shortcuts)
+        await self._refresh_resources()
         session.stats = stats if isinstance(stats, dict) else {}
         found = commands.get("commands") if isinstance(commands, dict) else None
         self._commands = [CommandEntry(str(c["name"]), str(c.get("description") or ""),
@@ -234,6 +236,17 @@ class RemoteRuntime:
                                        "Prompt" if c.get("source") == "prompt" else "Extension", str(c.get("source")))
                           for c in found or [] if isinstance(c, dict) and c.get("name")]
         self.app.refresh_footer()
+
+    async def _refresh_resources(self) -> None:
+        link = self._link
+        if link is None:
+            return
+        try:
+            data = await link.call({"type": "get_mcp_resources"})
+        except (ServerUnavailable, RemoteError, TimeoutError):
+            return
+        found = data.get("resources") if isinstance(data, dict) else None
+        self._resources = [{str(k): str(v) for k, v in r.items()} for r in found or [] if isinstance(r, dict)]
 
     async def _watch_link(self, link: ServerLink) -> None:
         await link.closed.wait()
@@ -276,6 +289,11 @@ class RemoteRuntime:
             self._wanted = str(record.get("sessionId"))
             asyncio.get_running_loop().create_task(self._moved())
             return
+        if kind == "mcp_server_state":  # a server of the server's came up: its resources, for @ completion
+            status = record.get("server")
+            if isinstance(status, dict) and status.get("state") == "ready":
+                asyncio.get_running_loop().create_task(self._refresh_resources())
+            return
         if kind == "response":  # a fire-and-forget command that failed
             if not record.get("success"):
                 self.app.add_notice(f"{record.get('command')}: {record.get('error')}", "error")
@@ -308,6 +326,7 @@ class RemoteRuntime:
             session.permission_mode = str(record.get("mode"))
         elif kind in ("agent_end", "compaction_end"):
             asyncio.get_running_loop().create_task(self._refresh_side_data())
+
         elif kind in ("session_tree", "session_start"):
             asyncio.get_running_loop().create_task(self._reload_messages())
             if kind == "session_start":  # a reload on the server: commands and shortcuts may differ
@@ -547,6 +566,9 @@ class RemoteRuntime:
         if isinstance(model, dict):
             self.app.front.notify(f"Model: {model.get('provider')}/{model.get('id')}")
         self.app.refresh_footer()
+
+    def mcp_resources(self) -> list[dict[str, str]]:
+        return self._resources
 
     def shortcut(self, key: str) -> Shortcut | None:
         """The server's extension shortcut for a key event's name (None when a built-in key

@@ -227,6 +227,10 @@ class TuiController:
             figures.session_name = None
         return figures
 
+    def mcp_resources(self) -> list[dict[str, str]]:
+        host = self.host
+        return host.mcp.resource_items() if host is not None and host.mcp is not None else []
+
     def shortcut(self, key: str) -> Shortcut | None:
         """The extension shortcut for a key event's name, once the session is up; None when
         there is none or a built-in key has it (the built-in wins)."""

@@ -70,8 +70,7 @@ class EditorCompletion:
         return completion.command_items(self.app.controller.command_entries())
 
     def _mcp_resources(self) -> list[dict[str, Any]]:
-        host = self.app.controller.host
-        return host.mcp.resource_items() if host is not None and host.mcp is not None else []
+        return list(self.app.controller.mcp_resources())
 
     async def _argument_completions(self, name: str, prefix: str) -> object:
         return await self.app.controller.argument_completions(name, prefix)
