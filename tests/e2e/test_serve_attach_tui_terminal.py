@@ -72,7 +72,7 @@ def test_the_attached_app_shows_a_running_session_and_prompts_it(tmp_path: Path,
         term.wait_gone("Pick a colour")
         term.wait_for("picked green")
 
-        term.type("/login")
+        term.type("/packages")
         term.send("Enter")
         term.wait_for("not available in a client attached")
         term.send("C-d")
