@@ -30,6 +30,9 @@ class DialogOptions(TypedDict, total=False):
     signal: AbortSignal | None
 
 
+RESUME_TRIES = 20  # refreshes to wait for the screen above to be gone (see close_when_shown)
+
+
 class TimedDialog(ModalScreen[T], Generic[T]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
     DEFAULT_CLASSES = "dialog"
@@ -106,4 +109,14 @@ class TimedDialog(ModalScreen[T], Generic[T]):
 
     def on_screen_resume(self) -> None:
         if self._close_when_shown:
-            self.call_later(self.close, self.cancel_value)
+            self._close_once_on_top(RESUME_TRIES)
+
+    def _close_once_on_top(self, tries: int) -> None:
+        # Resumed while the dialog above is still being popped: dismissing now would fail
+        # (only the top screen can be dismissed), so look again after the next refresh.
+        if self._answered or not self.is_attached:
+            return
+        if self.app.screen is self:
+            self.close(self.cancel_value)
+        elif tries > 0:
+            self.call_after_refresh(self._close_once_on_top, tries - 1)
