@@ -48,10 +48,12 @@ FIGURES = (
     Figure("print round trip, 200 tokens: wall", "print", "wall_s", "s", 0.20, 3.0),
     Figure("print round trip: peak RSS", "print", "maxrss_mb", "MiB", 40.0),
     Figure("TUI ready (session up, footer drawn)", "tui", "ready_s", "s", 0.25),
+    Figure("TUI: CPU until ready", "tui", "ready_cpu_s", "s", None),
     Figure("TUI: last of 500 tokens on screen", "tui", "reply_s", "s", None),
     Figure("CPU while streaming 5 s at 100 tokens/s", "tui-paced", "reply_cpu_s", "s", 0.40),
     Figure("TUI peak RSS", "tui", "peak_rss_mb", "MiB", 55.0),
     Figure("resume 2,000 pairs to last message", "resume", "ready_s", "s", 0.40),
+    Figure("resume 2,000 pairs: CPU until then", "resume", "ready_cpu_s", "s", None),
     Figure("resume 2,000 pairs: peak RSS", "resume", "peak_rss_mb", "MiB", 70.0),
     Figure("--continue -p on that session", "resume-print", "wall_s", "s", 0.25),
 )

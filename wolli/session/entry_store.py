@@ -197,8 +197,9 @@ class EntryStore:
     # ------------------------------------------------------------------ building
 
     def _line(self, ref: EntryRef) -> bytes:
-        if self._raw is not None:
-            return self._raw[ref.start : ref.end]
+        raw = self._raw  # read once: a worker thread finishing a deferred context may drop it
+        if raw is not None:
+            return raw[ref.start : ref.end]
         assert self._path is not None
         length = ref.end - ref.start
         fd = os.open(self._path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))

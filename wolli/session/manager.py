@@ -26,6 +26,7 @@ from ..ai.types import AssistantMessage, ToolResultMessage
 from ..config.paths import cwd_slug, sessions_dir
 from . import store, writer_lock
 from .context import SessionContext, build_context, interrupted_result
+from .context_tail import context_tail
 from .entries import (
     BranchSummaryEntry,
     CheckpointEntry,
@@ -112,6 +113,8 @@ class SessionManager:
         # run if the manager is dropped without release_writer), and a claim due at creation.
         self._release: weakref.finalize[Any, Any] | None = None
         self._claim_at_flush = False
+        # Opened with ``defer_context``: the context is not built yet (``finish_context``).
+        self._context_pending = False
 
     # ------------------------------------------------------------------ constructors
 
@@ -144,8 +147,11 @@ class SessionManager:
         return cls(header, None, persisted=False)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, cwd: str | None = None) -> SessionManager:
-        """Load a session file. A missing or empty file starts a new session at that path."""
+    def open(cls, path: str | os.PathLike[str], *, cwd: str | None = None, defer_context: bool = False) -> SessionManager:
+        """Load a session file. A missing or empty file starts a new session at that path.
+
+        ``defer_context`` indexes the file without building the context: the caller takes
+        :meth:`context_tail` first and :meth:`finish_context` later (the TUI's resume)."""
         target = Path(path).expanduser().absolute()
         if not target.exists():
             return cls._fresh_at(target, cwd)
@@ -158,7 +164,8 @@ class SessionManager:
                 return cls._fresh_at(target, cwd)
             manager = cls(loaded.header, target, persisted=True)
             manager.load_errors.extend([*loaded.errors, *finished])
-            manager._index_loaded(loaded, target)
+            repaired = loaded.migrated_from is not None or loaded.header_rebuilt
+            manager._index_loaded(loaded, target, defer_context=defer_context and not repaired)
             if loaded.migrated_from is not None:
                 version = loaded.migrated_from
                 manager._save_repaired(f"upgraded from format v{version} to v3", f".v{version}")
@@ -191,7 +198,9 @@ class SessionManager:
         return cls(header, target, persisted=False)
 
     @classmethod
-    def continue_recent(cls, cwd: str, session_dir: str | os.PathLike[str] | None = None) -> SessionManager:
+    def continue_recent(
+        cls, cwd: str, session_dir: str | os.PathLike[str] | None = None, *, defer_context: bool = False
+    ) -> SessionManager:
         """The most recently modified session of ``cwd``, or a new one if there is none."""
         folder = _root(session_dir) / cwd_slug(cwd)
         candidates: list[tuple[int, str]] = []
@@ -204,7 +213,7 @@ class SessionManager:
             pass
         for _, path in sorted(candidates, reverse=True):
             if read_session_info(path) is not None:
-                return cls.open(path)
+                return cls.open(path, defer_context=defer_context)
             try:  # no readable header: a session that lost it is repaired by open()
                 if os.path.getsize(path) and (found := cls.open(path)).entry_count():
                     return found
@@ -218,6 +227,8 @@ class SessionManager:
         prefix: str,
         cwd: str | None = None,
         session_dir: str | os.PathLike[str] | None = None,
+        *,
+        defer_context: bool = False,
     ) -> SessionManager:
         """Open the session whose id starts with ``prefix``: the cwd's folder first, then all."""
         prefix = prefix.strip().lower()
@@ -237,11 +248,11 @@ class SessionManager:
         for files in scopes:
             matches = match_prefix(files, prefix)
             if len(matches) == 1:
-                return cls.open(matches[0][1])
+                return cls.open(matches[0][1], defer_context=defer_context)
             if len(matches) > 1:
                 exact = [m for m in matches if m[0] == prefix]
                 if len(exact) == 1:
-                    return cls.open(exact[0][1])
+                    return cls.open(exact[0][1], defer_context=defer_context)
                 listed = "\n".join(f"  {sid}  {path}" for sid, path in matches[:20])
                 more = f"\n  ... and {len(matches) - 20} more" if len(matches) > 20 else ""
                 raise SessionLookupError(
@@ -436,6 +447,43 @@ class SessionManager:
                     if entry.message.provider and entry.message.model:
                         context.model = (entry.message.provider, entry.message.model)
 
+    # ------------------------------------------------------------------ a context built later
+
+    @property
+    def context_pending(self) -> bool:
+        """Opened with ``defer_context`` and :meth:`finish_context` has not run yet."""
+        return self._context_pending
+
+    def context_tail(self, messages: int) -> SessionContext | None:
+        """The end of the current context, for a screen to show before the rest is built.
+
+        Entries are built (and kept: they are the context) from the leaf back until at least
+        ``messages`` messages are found and the first one is not a tool result, so its tool
+        calls are in the tail too. The model and thinking level are the whole branch's. None
+        when the walk reaches a compaction or the root first: that context is short, build
+        all of it. Only for a session opened with ``defer_context``.
+        """
+        found = context_tail(self._store, self._leaf_id, messages)
+        if found is None:
+            return None
+        entries, older_ids = found
+        context = build_context(entries)
+        if context.model is None or context.thinking_level is None:
+            self._fill_from_older(context, older_ids)
+        return context
+
+    def finish_context(self) -> None:
+        """Build and keep the rest of the current context (a worker thread may run this),
+        then let go of the file's bytes; :meth:`build_session_context` afterwards only
+        gathers the entries."""
+        if not self._context_pending:
+            return
+        target = self._leaf_id
+        chosen, older = self._context_entries(target, keep=True)
+        self._context_cache = (target, len(self._store), chosen, older)
+        self._store.done_loading()
+        self._context_pending = False
+
     # ------------------------------------------------------------------ writing
 
     def append_message(self, message: AgentMessage) -> str:
@@ -613,10 +661,11 @@ class SessionManager:
         self._leaf_id = entry.id
         self._fold(entry)
 
-    def _index_loaded(self, loaded: store.LoadedSession, path: Path) -> None:
+    def _index_loaded(self, loaded: store.LoadedSession, path: Path, *, defer_context: bool = False) -> None:
         """``_index`` for a whole file at once: the index taken, labels, name and tags folded,
         the leaf set and the current context built (and kept) while the file's bytes are at
-        hand. A leaf whose line turns out damaged gives way to the entry before it."""
+        hand (or, with ``defer_context``, later by ``finish_context``, the bytes kept until
+        then). A leaf whose line turns out damaged gives way to the entry before it."""
         entries = loaded.entries
         self._store.load(entries, path, loaded.raw)
         get = self._store.get
@@ -629,6 +678,9 @@ class SessionManager:
         self._leaf_id = self._store.last_id()
         while self._leaf_id is not None and get(self._leaf_id, keep=True) is None:
             self._leaf_id = self._store.last_id()
+        if defer_context:
+            self._context_pending = True
+            return
         chosen, older = self._context_entries(self._leaf_id, keep=True)  # while the bytes are at hand
         self._context_cache = (self._leaf_id, len(self._store), chosen, older)
         self._store.done_loading()

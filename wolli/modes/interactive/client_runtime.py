@@ -61,6 +61,9 @@ class SessionFigures:
     context_percent: float | None = None
     session_name: str | None = None
     permission_mode: str = "default"
+    # The token and cost totals are not known yet (a resumed session's older messages are
+    # still being built): the footer leaves them out until they are.
+    totals_pending: bool = False
 
 
 class ClientRuntime(Protocol):

@@ -417,6 +417,19 @@ class WolliApp(App[int]):
             self.transcript.add_lazy(self.adapter.history_builders(list(session.messages)))
         self.refresh_footer()
 
+    def fill_in_history(self, first: object) -> None:
+        """The whole context of a session shown from its last messages is built: the
+        messages before ``first`` (the oldest row shown) go above the rows there."""
+        session = self.controller.session
+        if session is None:
+            return
+        messages = session.messages
+        start = next((index for index, message in enumerate(messages) if message is first), None)
+        if start is None:  # the conversation changed under the rows: show it again
+            self.reload_transcript()
+        elif start:
+            self.prepend_history(list(messages[:start]))
+
     def prepend_history(self, messages: list[AgentMessage]) -> None:
         """Older messages of the shown conversation arrived (an attached client pages them in):
         they go above the rows already there, built when scrolled to."""

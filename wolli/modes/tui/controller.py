@@ -40,6 +40,7 @@ class ControlledApp(AppWithUI, Protocol):
     def adapter(self) -> EventAdapter: ...
     @property
     def front(self) -> TuiFront: ...
+    def fill_in_history(self, first: object) -> None: ...
 
 
 class TuiController:
@@ -78,6 +79,11 @@ class TuiController:
             return
         self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
         self.app.reload_transcript()  # a resumed session's history, then what to know
+        session = self.startup.session
+        if session.context_pending:  # shown from its last messages: the rest once they are drawn
+            first = session.messages[0]
+            self.app.transcript.when_rows_drawn(
+                lambda: self.app.run_worker(partial(self._fill_in_history, session, first), group="history"))
         if not self.startup.host.settings.get("quietStartup"):
             from ..interactive.startup_summary import startup_summary
 
@@ -97,6 +103,14 @@ class TuiController:
         self.app.set_timer(0.05, self._warm_up)
         for prompt in self.startup.prompts:  # `wolli "fix the test"` starts with that message
             await self.send(prompt.text, images=prompt.images)
+
+    async def _fill_in_history(self, session: LiveSession, first: object) -> None:
+        """Build a resumed session's whole context (off the loop), then put its older
+        messages above the rows shown; the footer's totals follow."""
+        await session.context_ready()
+        if self.session is session:
+            self.app.fill_in_history(first)
+            self.app.refresh_footer()
 
     def _warm_up(self) -> None:
         session = self.session
@@ -150,6 +164,8 @@ class TuiController:
         """A slash command from the palette or a key: a built-in runs here, anything else is
         sent like typed text."""
         await self.ready.wait()
+        if self.session is not None:
+            await self.session.context_ready()  # commands read the whole conversation
         if self.session is not None and not await run_builtin(self.command_context(), text):
             await self.send(text)
         self.app.refresh_footer()
@@ -162,6 +178,7 @@ class TuiController:
         session = self.session
         if session is None:
             return
+        await session.context_ready()  # typed while a resumed history was built: sent whole
         if not images and await run_builtin(self.command_context(), text):
             self.app.refresh_footer()
             return
@@ -216,7 +233,7 @@ class TuiController:
             tokens_in=stats.input_tokens, tokens_out=stats.output_tokens, cache_read=stats.cache_read_tokens,
             cache_write=stats.cache_write_tokens, cost=stats.cost,
             thinking=session.thinking_level if model is not None and getattr(model, "reasoning", False) else None,
-            permission_mode=session.permissions.mode)
+            permission_mode=session.permissions.mode, totals_pending=session.context_pending)
         try:
             figures.context_percent = session.context_usage().get("percent")
         except Exception:

@@ -283,14 +283,15 @@ class AgentHost:
 
         cwd = os.path.abspath(options.cwd)
         ref = options.session
+        defer = options.defer_context
         if ref:
             if os.path.exists(ref) or ref.endswith(".jsonl"):
-                return SessionManager.open(ref, cwd=cwd)  # a new file there starts in cwd
-            return SessionManager.open_by_id(ref, cwd=cwd, session_dir=self.sessions_dir)
+                return SessionManager.open(ref, cwd=cwd, defer_context=defer)  # a new file there starts in cwd
+            return SessionManager.open_by_id(ref, cwd=cwd, session_dir=self.sessions_dir, defer_context=defer)
         if not options.persist:
             return SessionManager.in_memory(cwd)
         if options.continue_recent:
-            return SessionManager.continue_recent(cwd, session_dir=self.sessions_dir)
+            return SessionManager.continue_recent(cwd, session_dir=self.sessions_dir, defer_context=defer)
         return SessionManager.create(cwd, session_dir=self.sessions_dir, parent_session=options.parent_session)
 
     def _resident_for(self, manager: SessionManager) -> LiveSession | None:

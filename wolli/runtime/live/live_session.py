@@ -54,6 +54,7 @@ from ..handlers.hook_events import (
     UserBashEvent,
 )
 from .compaction_run import Compactor
+from .context_load import TAIL_MESSAGES, ContextLoad
 from .model_selection import ModelSelection
 from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
@@ -129,7 +130,13 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         make_checkpoints = getattr(services, "make_checkpoints", None)
         self.checkpoints = make_checkpoints(self) if make_checkpoints is not None else TurnCheckpoints(self)
         hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
-        context = session_manager.build_session_context()
+        context = None
+        if options.defer_context and session_manager.context_pending:
+            context = session_manager.context_tail(TAIL_MESSAGES)  # the rest after the first frame
+        if context is None:
+            session_manager.finish_context()
+            context = session_manager.build_session_context()
+        self._context_load = ContextLoad(self, context.messages) if session_manager.context_pending else None
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(
             model=options.model or self.restored_model or services.default_model(),
@@ -192,6 +199,17 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
 
     def is_idle(self) -> bool:
         return self._state == "idle"
+
+    @property
+    def context_pending(self) -> bool:
+        """Resumed with only the end of the context built; :meth:`context_ready` builds the rest."""
+        return self._context_load is not None
+
+    async def context_ready(self) -> None:
+        """Until the whole context is in the agent's messages (at once when it is)."""
+        if self._context_load is not None:
+            await self._context_load.wait()
+            self._context_load = None
 
     async def wait_for_idle(self) -> None:
         """Until the run ends: streaming, retry back-off and compaction included."""
@@ -260,12 +278,14 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         or both (docs/checkpoints.md)."""
         from ..safety.rewind import rewind
 
+        await self.context_ready()
         return await rewind(self, entry_id, scope=scope, on_conflict=on_conflict, ask=ask)
 
     async def navigate_tree(self, entry_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> bool:
         from .tree_navigation import navigate_tree
 
+        await self.context_ready()
         return await navigate_tree(self, entry_id, summarize=summarize, custom_instructions=custom_instructions)
 
     def handler_context(self) -> ContextView:
@@ -395,6 +415,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
     async def _submit(
         self, text: str, images: list[Any], source: InputSource, streaming_behavior: StreamingBehavior | None
     ) -> str:
+        await self.context_ready()  # a resumed session's older messages first
         busy = not self.is_idle()
         if self._dispatch.has("input"):
             event = InputEvent(text, images, source, (streaming_behavior or "follow_up") if busy else None)
@@ -437,6 +458,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
 
     async def _run(self, start: Callable[[], Awaitable[None]]) -> None:
         """A run not started by a prompt (a triggered custom message, a continuation)."""
+        await self.context_ready()
         self._begin_run()
         try:
             await self._attempt(start)
@@ -529,6 +551,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult | None:
         """Manual compaction; waits for a running turn to end first (never compacts under it)."""
         self._check_open()
+        await self.context_ready()
         await self.wait_for_idle()
         self.set_run_state("compacting")
         try:

@@ -37,3 +37,6 @@ class SessionOptions:
     parent_session: str | None = None
     # The permission mode to start in (None: the host's starting mode; docs/permissions.md).
     permission_mode: PermissionMode | None = None
+    # Open a stored session with only the end of its context built; the rest is built later,
+    # off the caller's thread, and a run waits for it (the TUI's resume, docs/sessions.md).
+    defer_context: bool = False

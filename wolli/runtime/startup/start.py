@@ -218,6 +218,8 @@ async def _start(
         active_tools=request.tools,
         custom_system_prompt=request.system_prompt,
         append_system_prompt=request.append_system_prompt or "",
+        # The TUI draws a resumed session's last messages first and builds the rest after.
+        defer_context=request.mode == "tui",
     )
     from ...session.manager import SessionLookupError
     from ...session.store import SessionFileError

@@ -46,6 +46,13 @@ class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
             message, self.pending_message = self.pending_message, None
             self.finish(message) if self._final else self.sync(message)
 
+    @property
+    def drawn(self) -> bool:
+        """Mounted with all of its message, the markdown parsed (a history row is drawn in
+        full at the next frame)."""
+        return self._ready and self.pending_message is None and all(
+            getattr(widget, "parsed", True) for widget, _ in self._blocks.values())
+
     def sync(self, message: AssistantMessage, final: bool = False) -> None:
         if not self._ready:
             self.pending_message = message

@@ -74,6 +74,7 @@ class FooterData:
     model: str = "no model"
     thinking: str | None = None
     permission_mode: str = "default"
+    totals_pending: bool = False
     statuses: dict[str, str] = field(default_factory=dict)
 
 
@@ -105,11 +106,12 @@ class FooterBar(Static):
             token = "warning" if d.permission_mode in ("yolo", "accept-edits") else "accent"
             line.append(badge, style=self._c(token, "bold"))
             line.append(f" ({key_text('app.permissions.cycle') or '/permissions'})  ", style=self._c("dim"))
-        parts = [f"↑{format_tokens(d.tokens_in)} ↓{format_tokens(d.tokens_out)}"]
-        if d.cache_read or d.cache_write:
-            parts.append(f"R{format_tokens(d.cache_read)} W{format_tokens(d.cache_write)}")
-        parts.append(f"${d.cost:.3f}")
-        line.append("  ".join(parts))
+        if not d.totals_pending:  # a resumed session's totals come once its history is built
+            parts = [f"↑{format_tokens(d.tokens_in)} ↓{format_tokens(d.tokens_out)}"]
+            if d.cache_read or d.cache_write:
+                parts.append(f"R{format_tokens(d.cache_read)} W{format_tokens(d.cache_write)}")
+            parts.append(f"${d.cost:.3f}")
+            line.append("  ".join(parts))
         if d.context_percent is not None:
             pct = d.context_percent
             style = self._c("error", "bold") if pct >= 90 else self._c("warning", "bold") if pct >= 70 else ""

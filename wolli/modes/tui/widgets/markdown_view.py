@@ -38,6 +38,11 @@ class ThemedMarkdown(Markdown):
         self._parsed = True
         self._drain_later()
 
+    @property
+    def parsed(self) -> bool:
+        """The text it was made with is parsed, its blocks mounted and laid out."""
+        return self._parsed and self.size.height > 0
+
     def append_text(self, text: str) -> None:
         """Append, one ``append`` at a time: Markdown.append works out what to parse again
         when it is called but parses later, so a second call before the first one was done

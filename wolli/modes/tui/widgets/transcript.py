@@ -189,6 +189,21 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
             self.show_earlier(FILL_STEP)
             self.call_after_refresh(self._fill_screen)
 
+    def rows_drawn(self) -> bool:
+        """Every mounted row is mounted in full (an answer's markdown is parsed as it mounts,
+        in a thread) and the view is at the end: the next frame shows the last rows as they are."""
+        if not all(widget.is_mounted and getattr(widget, "drawn", True) for widget in self.mounted):
+            return False
+        return not self.following or self.scroll_y >= self.max_scroll_y
+
+    def when_rows_drawn(self, callback: Callable[[], object], *, every: float = 0.02, limit: float = 2.0) -> None:
+        """Call ``callback`` after the frame that shows the mounted rows in full (checked
+        every ``every`` seconds; after ``limit`` it is called anyway)."""
+        if limit <= 0 or self.rows_drawn():
+            self.call_after_refresh(callback)
+        else:
+            self.set_timer(every, lambda: self.when_rows_drawn(callback, every=every, limit=limit - every))
+
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
         """Once a streamed row is complete, say how to build it again from its data."""
         for offset, mounted in enumerate(self.mounted):
