@@ -7,28 +7,29 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.serve import write_long_session
+from tests.support.long_session import write_long_session
 
 
 def test_attach_sends_the_tail_and_the_rest_pages_in(served, project: Path, tmp_path: Path):
     saved = tmp_path / "long.jsonl"
-    write_long_session(saved, 50, str(project))  # 200 messages
+    # 50 questions and answers, every second answer a tool call with its result: 125 messages
+    write_long_session(saved, str(project), 50, tools_every=2)
     server = served()
     client = server.client()
-    data = client.call({"type": "attach", "sessionId": str(saved), "historyLimit": 10})
+    data = client.call({"type": "attach", "sessionId": str(saved), "historyLimit": 11})
     tail, start = data["messages"], data["historyStart"]
-    # 10 messages back is a tool result: the tail begins one earlier, at its call
-    assert (start, len(tail)) == (189, 11)
-    assert tail[0]["role"] == "assistant" and tail[0]["content"][0]["type"] == "toolCall"
-    assert tail[-1]["content"][0]["text"] == "answer 49"
+    # 11 messages back is a tool result: the tail begins one earlier, at its call
+    assert (start, len(tail)) == (113, 12)
+    assert tail[0]["role"] == "assistant" and tail[0]["content"][1]["type"] == "toolCall"
+    assert tail[-2]["content"][0]["text"].startswith("answer 49") and tail[-1]["role"] == "toolResult"
 
     older = client.call({"type": "get_messages", "end": start})["messages"]
     whole = client.call({"type": "get_messages"})["messages"]
-    assert older + tail == whole and len(whole) == 200
+    assert older + tail == whole and len(whole) == 125
     assert client.call({"type": "get_messages", "start": 4, "end": 6})["messages"] == whole[4:6]
 
     nothing = server.client().call({"type": "attach", "sessionId": data["sessionId"], "historyLimit": 0})
-    assert (nothing["messages"], nothing["historyStart"]) == ([], 200)
+    assert (nothing["messages"], nothing["historyStart"]) == ([], 125)
 
     # without historyLimit the response carries all of it, as pi's clients expect
     other = server.client().call({"type": "attach", "sessionId": data["sessionId"]})

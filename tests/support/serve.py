@@ -79,33 +79,3 @@ def records_until(client: ServerClient, predicate: Any, timeout: float = 20.0) -
 def settled(record: dict[str, Any]) -> bool:
     return record.get("type") == "agent_settled"
 
-
-def write_long_session(path: Path, turns: int, cwd: str) -> None:
-    """A saved session of ``turns`` turns, each a prompt, a tool call, its result and an
-    answer (``answer N``), so a history can be cut between a call and its result."""
-    import json
-
-    lines = [{"type": "session", "version": 3, "id": "0f0f0f0f-1111-2222-3333-444444444444",
-              "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd}]
-    parent = None
-
-    def add(message: dict[str, Any]) -> None:
-        nonlocal parent
-        entry_id = f"{len(lines):08x}"
-        lines.append({"type": "message", "id": entry_id, "parentId": parent,
-                      "timestamp": "2025-01-01T00:00:01.000Z", "message": message})
-        parent = entry_id
-
-    usage = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
-    for turn in range(turns):
-        call = f"call_{turn}"
-        add({"role": "user", "content": f"question {turn}", "timestamp": 1})
-        for content, stop in (([{"type": "toolCall", "id": call, "name": "read", "arguments": {"path": f"f{turn}"}}],
-                               "toolUse"), ([{"type": "text", "text": f"answer {turn}"}], "stop")):
-            add({"role": "assistant", "content": content, "api": "openai-completions", "provider": "local",
-                 "model": "local-model", "usage": usage, "stopReason": stop, "timestamp": 1})
-            if stop == "toolUse":
-                add({"role": "toolResult", "toolCallId": call, "toolName": "read",
-                     "content": [{"type": "text", "text": f"contents {turn}"}], "isError": False, "timestamp": 1})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.long_session import write_long_session
 from tests.support.rpc import write_models
-from tests.support.serve import ServeProcess, write_long_session
+from tests.support.serve import ServeProcess
 from tests.support.waiting import wait_until
 from wolli.modes.server.ahead import HISTORY_TAIL, attach_command, send_ahead
 from wolli.modes.server.link import ServerLink
@@ -20,7 +21,8 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, w
                                                                 tmp_path: Path):
     write_models(wolli_home, loopback.url + "/v1")
     saved = tmp_path / "long.jsonl"
-    write_long_session(saved, 50, str(project))  # 200 messages, 200 transcript rows
+    # 125 messages (every second answer calls a tool), 125 transcript rows
+    write_long_session(saved, str(project), 50, tools_every=2)
     server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
     try:
         server.wait_listening()
@@ -40,16 +42,16 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, w
         app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(lambda: app.controller.session is not None
-                             and len(app.controller.session.messages) == 200, 20, "the whole history")
+                             and len(app.controller.session.messages) == 125, 20, "the whole history")
             attach = next(c for c in sent if c["type"] == "attach")
             assert attach["historyLimit"] == HISTORY_TAIL  # only the tail came with it
-            start = 200 - HISTORY_TAIL  # a question: the tail begins right there
+            start = 125 - HISTORY_TAIL  # a question: the tail begins right there
             assert {"type": "get_messages", "end": start} in sent
             transcript = app.transcript
-            # every row is known (200 and the "Attached to session" notice), most of them unbuilt
-            assert len(transcript.items) == 201
-            assert app.query(AssistantMessageView).last().markdown_text == "answer 49"
-            assert transcript.hidden_count == 201 - len(transcript.mounted) > 140  # the paged part counts
+            # every row is known (125 and the "Attached to session" notice), most of them unbuilt
+            assert len(transcript.items) == 126
+            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 49")
+            assert transcript.hidden_count == 126 - len(transcript.mounted) > 65  # the paged part counts
             assert f"{transcript.hidden_count} earlier messages" in str(transcript.more.render())
             # Ctrl+Home pages up to the very first question
             while transcript.hidden_count:
@@ -64,7 +66,7 @@ async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(projec
                                                                            tmp_path: Path):
     write_models(wolli_home, loopback.url + "/v1")
     saved = tmp_path / "long.jsonl"
-    write_long_session(saved, 30, str(project))
+    write_long_session(saved, str(project), 48, tools_every=2)  # 120 messages
     server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
     try:
         server.wait_listening()
@@ -82,7 +84,7 @@ async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(projec
         async with app.run_test(size=(100, 30)):
             await wait_until(lambda: app.controller.session is not None
                              and len(app.controller.session.messages) == 120, 20, "the whole history")
-            assert app.query(AssistantMessageView).last().markdown_text == "answer 29"
+            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 47")
             assert connects == []  # the early connection carried the attach and its answer
             live = server.client().call({"type": "get_live_sessions"})["sessions"]
             assert [len(room["clients"]) for room in live] == [1]
