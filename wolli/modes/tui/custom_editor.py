@@ -28,9 +28,9 @@ def swap_editor(app: TuiApp, factory: Callable[..., object] | None) -> None:
         try:
             made = factory(app, app.ui_theme, KeybindingsManager())
         except Exception as exc:
-            from .surface import owner_of
-
-            app.add_notice(str(app.extension_failed(owner_of(app, factory), "the custom editor", exc)), "error")
+            host = app.controller.host  # the extension that defined the factory names the failure
+            owner = host.extensions.owner_of(factory) if host is not None else "extension"
+            app.add_notice(str(app.extension_failed(owner, "the custom editor", exc)), "error")
             return
         if not isinstance(made, PromptEditor):
             app.add_notice("set_editor_component: the factory must return a CustomEditor", "error")
