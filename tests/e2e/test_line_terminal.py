@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.loopback import Reply
 from tests.support.openai_chat import text_answer, tool_call_answer
+from tests.support.waiting import wait_for_value_sync
 
 from .tmux_terminal import TmuxTerminal
 
@@ -28,15 +29,12 @@ def extension(wolli):
 
 def wait_for_prompt(term: TmuxTerminal, prompt: str = "›", timeout: float = 20.0) -> None:
     """Until the empty prompt is the last line on the screen (tmux drops trailing spaces)."""
-    import time
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lines = [line for line in term.screen().split("\n") if line.strip()]
-        if lines and lines[-1] == prompt:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"no empty prompt:\n{term.screen()}")
+    def prompt_last(screen: str) -> bool:
+        lines = [line for line in screen.split("\n") if line.strip()]
+        return bool(lines) and lines[-1] == prompt
+
+    wait_for_value_sync(term.screen, prompt_last, timeout, lambda screen: f"no empty prompt:\n{screen}", 0.05)
 
 
 def hanging_answer(text: str) -> Reply:

@@ -10,7 +10,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from tests.support.openai_chat import text_answer
 from tests.support.rpc import write_models
 from tests.support.serve import ServeProcess, records_until, settled
-from tests.support.waiting import wait_until_sync
+from tests.support.waiting import wait_for_value_sync, wait_until_sync
 
 CHROMIUM = "/usr/bin/chromium"
 playwright_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install playwright)")
@@ -55,14 +54,8 @@ def _shown(page: object) -> str:
 
 
 def _wait_shown(page: object, text: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    shown = ""
-    while time.monotonic() < deadline:
-        shown = _shown(page)
-        if text in shown.replace("\n", ""):
-            return shown
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never reached the page; it got: {shown[-2000:]!r}")
+    return wait_for_value_sync(lambda: _shown(page), lambda shown: text in shown.replace("\n", ""), timeout,
+                               lambda shown: f"{text!r} never reached the page; it got: {shown[-2000:]!r}", 0.1)
 
 
 def test_the_browser_runs_a_prompt_on_the_server(tmp_path: Path, wolli_home: Path, loopback):

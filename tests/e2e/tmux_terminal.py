@@ -6,8 +6,9 @@ import os
 import shlex
 import shutil
 import subprocess
-import time
 import uuid
+
+from tests.support.waiting import wait_for_value_sync
 
 
 class TmuxTerminal:
@@ -37,36 +38,23 @@ class TmuxTerminal:
         self._tmux("send-keys", "-t", self.name, "-l", text)
 
     def wait_for(self, text: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"{text!r} did not appear on the screen:\n{screen}")
+        return wait_for_value_sync(self.screen, lambda screen: text in screen, timeout,
+                                   lambda screen: f"{text!r} did not appear on the screen:\n{screen}", 0.05)
 
     def wait_gone(self, text: str, timeout: float = 20.0) -> str:
         """Wait until ``text`` is off the screen (a dialog closed). Also what to do after Esc
         before typing on: Esc followed at once by a key reads as Alt+key."""
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text not in screen:
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"{text!r} stayed on the screen:\n{screen}")
+        return wait_for_value_sync(self.screen, lambda screen: text not in screen, timeout,
+                                   lambda screen: f"{text!r} stayed on the screen:\n{screen}", 0.05)
 
     def exit_status(self, timeout: float = 15.0) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            dead, status = (self._tmux("display-message", "-p", "-t", self.name,
-                                       "#{pane_dead} #{pane_dead_status}").split() + ["", ""])[:2]
-            if dead == "1":
-                return int(status or 0)
-            time.sleep(0.05)
-        raise AssertionError(f"wolli did not exit:\n{self.screen()}")
+        def pane() -> list[str]:
+            return (self._tmux("display-message", "-p", "-t", self.name,
+                               "#{pane_dead} #{pane_dead_status}").split() + ["", ""])[:2]
+
+        _, status = wait_for_value_sync(pane, lambda state: state[0] == "1", timeout,
+                                        lambda state: f"wolli did not exit:\n{self.screen()}", 0.05)
+        return int(status or 0)
 
     def close(self) -> None:
         self._tmux("kill-server")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,11 @@ class Project:
         self.root = root
         self.home = home
         self.server = server
+        self._teardown: list[Callable[[], object]] = []
+
+    def on_teardown(self, step: Callable[[], object]) -> None:
+        """Run ``step`` when the test is over (whatever it left open)."""
+        self._teardown.append(step)
 
     def settings(self, **values: Any) -> None:
         path = self.home / "settings.json"
@@ -67,4 +72,7 @@ def hostile(tmp_path: Path, wolli_home: Path, loopback: LoopbackServer) -> Itera
     (wolli_home / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1, "maxRetries": 1}}))
     root = tmp_path / "project"
     root.mkdir()
-    yield Project(root, wolli_home, loopback)
+    project = Project(root, wolli_home, loopback)
+    yield project
+    for step in reversed(project._teardown):
+        step()

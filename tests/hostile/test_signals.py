@@ -10,6 +10,7 @@ FIFO nobody will ever write to; the marker holds the process id (the one to sign
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import signal
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_chat import text_answer, tool_call_answer
-from tests.support.waiting import wait_until_sync
+from tests.support.waiting import wait_for_value_sync, wait_until_sync
 
 from .conftest import MODEL, Project
 from .harness import assert_bounded
@@ -72,12 +73,30 @@ def _in_fifo_open(pid: int) -> bool | None:
     return "wait_for_partner" in channels
 
 
+def _writer_once_read(fifo: Path) -> int | None:
+    """The FIFO opened for writing, without waiting: possible only once a reader is inside
+    its open() (else ENXIO, and None)."""
+    try:
+        return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return None
+        raise
+
+
 def wait_blocked(project: Project) -> None:
+    """Until the tool sleeps in the kernel. Where wait channels can be read: in the FIFO's
+    open(). Where the kernel hides them: the test becomes the FIFO's writer the moment the
+    tool is inside open() and holds that end until the test ends, so the tool goes on into
+    read() and sleeps there (a pipe with a writer and no data), never finishing."""
     marker = project.root / "pipe.opening"
     wait_until_sync(lambda: marker.exists() and marker.read_text().strip().isdigit(), 20, "the tool to block")
     pid = int(marker.read_text())
-    if _in_fifo_open(pid) is None:  # no wait channels on this kernel: allow for marker -> open()
-        time.sleep(0.2)
+    if _in_fifo_open(pid) is None:
+        writer = wait_for_value_sync(lambda: _writer_once_read(project.root / "pipe"), lambda fd: fd is not None,
+                                     20, lambda _: "the tool never opened the FIFO")
+        assert writer is not None
+        project.on_teardown(lambda: os.close(writer))
         return
     wait_until_sync(lambda: bool(_in_fifo_open(pid)), 20, "the tool to sleep in open() of the FIFO")
 

@@ -312,3 +312,30 @@ def test_a_pi_v1_session_is_upgraded_on_load_and_its_history_sent(project, loopb
     assert "remember 42" in json.dumps(loopback.requests[0].json["messages"])
     header, *entries = [json.loads(line) for line in old.read_text().splitlines()]
     assert header["version"] == 3 and entries[1]["parentId"] == entries[0]["id"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # each subcommand takes its own options: one of another subcommand is refused, not ignored
+        (["attach", "--token", "t", "--no-start"], "unknown option --token for wolli attach"),
+        (["web", "--idle-timeout", "5", "--no-start"], "unknown option --idle-timeout for wolli web"),
+        (["attach", "--no-aut"], "unknown option --no-aut for wolli attach"),
+        (["serve", "--no-aut"], "unknown option --no-aut for wolli serve; did you mean --no-auth?"),
+        (["attach", "--no-strat"], "unknown option --no-strat for wolli attach; did you mean --no-start?"),
+        (["attach", "one", "two"], "wolli attach takes one session id at most ('two')"),
+        (["web", "now"], "wolli web takes no arguments ('now')"),
+        (["serve", "--socket"], "--socket needs a value"),
+    ],
+)
+def test_the_server_subcommands_read_only_their_own_options(project, args, expected):
+    result = wolli(args, project)
+    assert result.returncode == 2, result.stderr
+    assert one_clear_line(result) == "wolli: " + expected
+    assert result.stderr.splitlines()[1].startswith("usage: wolli " + args[0])  # that subcommand's usage
+
+
+@pytest.mark.parametrize("command", ["serve", "attach", "web"])
+def test_the_server_subcommands_print_their_usage_for_help(project, command):
+    result = wolli([command, "--help"], project)
+    assert result.returncode == 0 and result.stdout.startswith(f"usage: wolli {command}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.support.openai_chat import text_answer
 from tests.support.rpc import write_models
 from tests.support.serve import records_until, settled
-from tests.support.waiting import wait_until_sync
+from tests.support.waiting import wait_until, wait_until_sync
 from wolli.modes.server.access import ListenAddress
 from wolli.modes.server.client import ServerClient
 from wolli.modes.server.serve import ResidentServer, ServeOptions
@@ -103,10 +103,7 @@ async def _in_process_server(project: Path, **limits: float | int) -> tuple[Resi
                            **limits)  # type: ignore[arg-type]
     server = ResidentServer(request, options)
     task = asyncio.create_task(server.run())
-    for _ in range(600):
-        if server.tcp_port is not None or task.done():
-            break
-        await asyncio.sleep(0.05)
+    await wait_until(lambda: server.tcp_port is not None or task.done(), 30, "the server to listen")
     assert server.tcp_port is not None, task
     return server, task
 
@@ -137,29 +134,21 @@ async def test_a_client_that_stops_reading_is_cut_off_and_the_others_go_on(proje
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds little for it
         stalled.connect(str(project / "s.sock"))
         stalled.setblocking(False)
-        for _ in range(200):
-            if server.clients:
-                break
-            await asyncio.sleep(0.05)
-        assert len(server.clients) == 1
-        # Many answers it never reads: its output piles up past the limit.
+        await wait_until(lambda: len(server.clients) == 1, 10, "the server to take the client")
+        # Many answers it never reads: its output piles up past the limit. A full socket is
+        # waited on by the loop (sock_sendall), which lets the server read on meanwhile.
         request = b'{"type": "get_live_sessions"}\n'
+        loop = asyncio.get_running_loop()
         for sent in range(20000):
             if not server.clients:
                 break
             try:
-                stalled.send(request)
-            except BlockingIOError:
-                await asyncio.sleep(0.01)
-            except OSError:  # the server hung up on it
+                await asyncio.wait_for(loop.sock_sendall(stalled, request), 10)
+            except ConnectionError:  # the server hung up on it
                 break
             if sent % 100 == 0:
-                await asyncio.sleep(0)
-        for _ in range(200):
-            if not server.clients:
-                break
-            await asyncio.sleep(0.05)
-        assert server.clients == []  # cut off
+                await asyncio.sleep(0)  # a send that did not block never gave the server a turn
+        await wait_until(lambda: not server.clients, 10, "the stalled client to be cut off")
         assert "stopped reading its output" in capfd.readouterr().err
 
         reader, writer = await asyncio.open_unix_connection(str(project / "s.sock"))

@@ -92,3 +92,24 @@ async def test_enter_on_an_open_menu_takes_the_first_suggestion_unless_the_word_
     term.type("\r")  # nothing highlighted: the first suggestion, not a prompt "/dep"
     await wait_until(lambda: _buffer(term).text == "/deploy ", what="the completed command")
     assert faux.pending == 0 and not faux.contexts
+
+
+BROKEN_PROVIDER = '''
+def extension(wolli):
+    def wrap(current):
+        raise LookupError("no provider today")
+
+    async def on_start(event, ctx):
+        ctx.ui.add_autocomplete_provider(wrap)
+    wolli.on("session_start", on_start)
+'''
+
+
+async def test_a_provider_factory_that_raises_names_its_extension_and_the_builtin_stack_serves(line, faux,
+                                                                                                wolli_home):
+    term = await line(code={"issues": BROKEN_PROVIDER})
+    found = await _completions(term, "/mod")
+    assert "/model " in found
+    await term.wait_for("issues: the autocomplete provider failed: LookupError: no provider today")
+    log = (wolli_home / "agents" / "default" / "logs" / "extensions.log").read_text()
+    assert "wolli.extension.issues: the autocomplete provider failed" in log and "Traceback" in log

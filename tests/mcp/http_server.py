@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-import time
 from typing import Any
+
+from tests.support.waiting import wait_until_sync
 
 
 class BearerServer:
@@ -64,11 +65,7 @@ class BearerServer:
         self._server = uvicorn.Server(uvicorn.Config(guarded, log_level="error", lifespan="on"))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + 15
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test MCP server did not start")
-            time.sleep(0.01)
+        wait_until_sync(lambda: self._server.started, 15, "the test MCP server to start")
 
     def close(self) -> None:
         self._server.should_exit = True

@@ -28,6 +28,8 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from tests.support.waiting import wait_until_sync
+
 SCOPE = "tools"
 
 
@@ -132,11 +134,7 @@ class OAuthServer:
         self._server = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="error", lifespan="on"))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + 15
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test OAuth server did not start")
-            time.sleep(0.01)
+        wait_until_sync(lambda: self._server.started, 15, "the test OAuth server to start")
 
     def revoke(self, *, refresh_too: bool) -> None:
         """Forget every access token (and refresh token): the server refuses them from now on."""

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.support.waiting import wait_for_value_sync
+
 
 @dataclass
 class RecordedRequest:
@@ -104,11 +106,8 @@ class LoopbackServer:
         return self.requests[-1]
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while len(self.requests) < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"expected {count} requests, got {len(self.requests)}")
-            time.sleep(0.005)
+        wait_for_value_sync(lambda: len(self.requests), lambda got: got >= count, timeout,
+                            lambda got: f"expected {count} requests, got {got}", 0.005)
 
     def close(self) -> None:
         self._closed.set()

@@ -140,14 +140,14 @@ async def test_a_message_renderer_widget_or_footer_that_raises_is_one_line_in_pl
         await type_and_send(pilot, "/decorate")
         await wait_until(lambda: app.slot_above.widgets, 5, "the widget slot")
         await pilot.pause()
-        assert "the widget 'deco' failed: OSError: no widget today" in str(app.slot_above.widgets["deco"].render())
-        assert "the widget 'bad' failed: ZeroDivisionError" in str(app.slot_below.widgets["bad"].render())
+        assert "broken: the widget 'deco' failed: OSError: no widget today" in str(app.slot_above.widgets["deco"].render())
+        assert "broken: the widget 'bad' failed: ZeroDivisionError" in str(app.slot_below.widgets["bad"].render())
         await wait_until(lambda: app.slot_above.widgets["parts"].children, 5, "the composed widget")
         parts = [str(w.render()) for w in app.slot_above.widgets["parts"].children]
-        assert len(parts) == 1 and "the widget 'parts' failed: AttributeError: no second part" in parts[0]
+        assert len(parts) == 1 and "broken: the widget 'parts' failed: AttributeError: no second part" in parts[0]
         assert app.footer.display  # the built-in footer stays, the error under it
         footer_texts = [str(w.render()) for w in app.footer_area.children if w is not app.footer]
-        assert any("the footer failed: LookupError: no footer today" in t for t in footer_texts)
+        assert any("broken: the footer failed: LookupError: no footer today" in t for t in footer_texts)
         assert app.is_running
     log = _log(wolli_home)
     assert "ValueError: bad note" in log and "OSError: no widget today" in log and "LookupError" in log

@@ -58,8 +58,10 @@ async def test_running_children_are_rows_that_expand_to_their_transcript_and_sto
             p.tool_calls == 1 and p.current_tool is None for p in host.subagent_runs.values()), 10, "both children")
         rows = {row.subagent: row for row in app.query(SubagentRow)}
         assert set(rows) == {"alpha", "beta"}
-        await wait_until(lambda: all("1 tool calls" in _body(r) for r in rows.values()), 5, "the status lines")
-        assert "↳ alpha · working · 1 tool calls ·" in _body(rows["alpha"])
+        # The rows redraw on their own timer: under load one can still say "running read" a
+        # moment after the run's state moved on, so wait for the line the state calls for.
+        await wait_until(lambda: all(f"↳ {name} · working · 1 tool calls ·" in _body(row) for name, row in rows.items()),
+                         5, "the status lines")
         assert "read notes.txt" not in _body(rows["alpha"])  # collapsed: the status line only
         await pilot.click(SubagentRow, offset=(2, 0))  # the first row (alpha) expands
         await wait_until(lambda: "alpha › read notes.txt" in _body(rows["alpha"]), 5, "alpha's transcript")

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.loopback import Reply, json_reply, sse_reply
+from tests.support.waiting import wait_until
 from tests.support.wire import WIRE_DIR, load_error
 from wolli.ai.abort import AbortController, AbortError
 from wolli.ai.http import (
@@ -290,10 +291,7 @@ async def test_abort_during_a_retry_wait(loopback):
             pass
 
     task = asyncio.create_task(attempt())
-    deadline = time.monotonic() + 5
-    while not retries:  # the client is now sleeping before its second attempt
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.002)
+    await wait_until(lambda: bool(retries), 5, "the first attempt's 429")  # now it waits to try again
     began = time.monotonic()
     controller.abort("stop waiting")
     with pytest.raises(AbortError, match="stop waiting"):

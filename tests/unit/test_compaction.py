@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from tests.support.waiting import wait_until
 from wolli.agent.messages import BashExecutionMessage, CompactionSummaryMessage
 from wolli.ai.abort import AbortController
 from wolli.ai.providers.faux import FauxProvider, faux_error, faux_hang, faux_text
@@ -422,10 +423,7 @@ async def test_abort_stops_the_summary(faux):
     controller = AbortController()
     faux.push(faux_hang(faux_text("partial")))
     task = asyncio.create_task(compact(prep, faux.model, signal=controller.signal))
-    deadline = asyncio.get_running_loop().time() + 5
-    while faux.calls == 0:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: faux.calls > 0, 5, "the summary request")
     controller.abort("user pressed Esc")
     with pytest.raises(CompactionError) as info:
         await asyncio.wait_for(task, 5)

@@ -53,9 +53,10 @@ async def test_an_extension_provider_wraps_the_builtin_one(tmp_path):
     def broken(current):
         raise RuntimeError("no gh")
 
-    errors: list[str] = []
-    provider, triggers = stack(_builtin(tmp_path, [{"value": "/x", "label": "/x"}]), [factory, broken], errors.append)
-    assert "#" in triggers and "@" in triggers and errors == ["autocomplete provider failed: RuntimeError: no gh"]
+    errors: list[tuple[object, str]] = []
+    provider, triggers = stack(_builtin(tmp_path, [{"value": "/x", "label": "/x"}]), [factory, broken],
+                               lambda failed, exc: errors.append((failed, str(exc))))
+    assert "#" in triggers and "@" in triggers and errors == [(broken, "no gh")]  # the factory, to name its owner
     assert (await suggestions(provider, ["see #2"], 0, 6))["items"][0]["value"] == "#2983"
     assert (await suggestions(provider, ["/"], 0, 1))["items"][0]["value"] == "/x"  # delegated
     applied = provider.apply_completion(["see #2"], 0, 6, {"value": "#2983"}, "#2")

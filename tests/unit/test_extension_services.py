@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+from tests.support.waiting import wait_until
 from wolli.ai.types import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from wolli.config.settings import Settings
 from wolli.extensions.api_services import EventBus, Helpers, SettingsHandle, make_logger
@@ -29,11 +30,11 @@ async def test_the_bus_calls_every_listener_and_reports_a_failing_one() -> None:
     off = bus.on("x", got.append)
     bus.on("x", slow)
     bus.emit("x", 1)
-    await asyncio.sleep(0.01)
+    await wait_until(lambda: ("async", 1) in got, 5, "the async listener")
     assert got == [1, ("async", 1)] and failures == [("x", "listener broke")]
     off()
     bus.emit("x", 2)
-    await asyncio.sleep(0.01)
+    await wait_until(lambda: ("async", 2) in got, 5, "the async listener again")
     assert got == [1, ("async", 1), ("async", 2)]
 
 

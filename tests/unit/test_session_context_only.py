@@ -15,11 +15,15 @@ import json
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from wolli.ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from wolli.session import store
 from wolli.session.context import build_context
 from wolli.session.entries import MessageEntry
+from wolli.session.entry_store import EntryStore
 from wolli.session.manager import SessionManager
+from wolli.session.subagent_links import subagent_links
 
 USAGE = Usage(input=10, output=5, total_tokens=15)
 
@@ -184,3 +188,92 @@ def _walk(nodes):  # type: ignore[no-untyped-def]
     for node in nodes:
         yield node
         yield from _walk(node.children)
+
+
+def spy_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The type of every entry built from its line from now on (the real build runs)."""
+    built: list[str] = []
+    real = EntryStore._build
+
+    def build(self: EntryStore, ref: store.EntryRef) -> object:
+        built.append(ref.type)
+        return real(self, ref)
+
+    monkeypatch.setattr(EntryStore, "_build", build)
+    return built
+
+
+def test_reading_through_builds_only_the_kinds_asked_and_one_at_a_time(tmp_path, monkeypatch):
+    path, marks = branched_compacted_session(tmp_path)
+    entries, _ = eager(path)
+    every = [e.id for e in entries]
+    messages = [e.id for e in entries if e.type == "message"]
+    del entries
+    manager = SessionManager.open(path)
+    context_size = len(manager.build_session_context().messages)  # at most this many are kept objects
+    built = spy_builds(monkeypatch)
+    seen: list[str] = []
+    before = _alive(MessageEntry)  # the kept context, and whatever earlier tests left
+    for entry in manager.iter_entries("message"):
+        if len(seen) % 50 == 0:  # older history is let go as the reader moves on
+            assert _alive(MessageEntry) <= before + 1, len(seen)
+        seen.append(entry.id)
+    assert seen == messages and len(messages) > 5 * context_size
+    assert set(built) == {"message"}  # the model changes, summaries... were never built
+    after_fork = [e.id for e in manager.iter_entries("message", after=marks["fork"])]
+    assert after_fork == messages[messages.index(marks["fork"]) + 1:]
+    assert [e.id for e in manager.iter_entries()] == every
+
+
+def _alive(kind: type) -> int:
+    gc.collect()
+    return sum(1 for thing in gc.get_objects() if type(thing) is kind)
+
+
+def test_subagent_links_build_only_message_entries(tmp_path, monkeypatch):
+    manager = SessionManager.create("/proj", tmp_path)
+    manager.append_model_change("faux", "m1")
+    for turn in range(10):
+        _turn(manager, turn)
+    started = manager.append_message(AssistantMessage(
+        content=[ToolCall(id="t1", name="task", arguments={"subagent": "explore", "prompt": "look"})],
+        api="faux", provider="faux", model="m1", usage=USAGE, stop_reason="toolUse"))
+    manager.append_message(ToolResultMessage(
+        tool_call_id="t1", tool_name="task", content=[TextContent(text="found it")],
+        details={"subagent": "explore", "sessionId": "child-1", "sessionFile": "/s/child.jsonl", "status": "done"}))
+    manager.append_custom_entry("notes", {"seen": True})
+    for turn in range(10, 30):
+        _turn(manager, turn)
+    kept = [e for e in manager.get_branch() if isinstance(e, MessageEntry)][-4].id
+    manager.append_compaction("summary", kept, 5000)
+    reopened = SessionManager.open(Path(manager.get_session_file()))
+    built = spy_builds(monkeypatch)
+    links = subagent_links(reopened)
+    assert [(link.tool_call_id, link.session_id, link.status) for link in links] == [("t1", "child-1", "done")]
+    assert subagent_links(reopened, started) == links
+    assert set(built) == {"message"}
+
+
+async def test_tool_search_state_and_session_stats_build_only_message_entries(tmp_path, monkeypatch):
+    """What the MCP link reads back for tool search and what RPC's get_session_stats counts
+    go through the whole file: message entries only, one at a time."""
+    from tests.support.runtime import make_host
+    from wolli.ai.providers.faux import FauxProvider
+    from wolli.modes.rpc.queries import session_stats
+
+    path, _ = branched_compacted_session(tmp_path / "sessions")
+    messages = [e for e in eager(path)[0] if e.type == "message"]
+    faux = FauxProvider()
+    host = make_host(faux)
+    try:
+        session = await host.open_session(str(path), cwd=str(tmp_path))
+        built = spy_builds(monkeypatch)
+        assert not host.mcp_link().search_state(session).active
+        stats = session_stats(session)
+        assert set(built) == {"message"}
+        assert stats["totalMessages"] == len(messages)
+        assert stats["toolCalls"] == sum(len(m.message.tool_calls()) for m in messages
+                                         if m.message.role == "assistant")
+    finally:
+        await host.shutdown()
+        faux.unregister()

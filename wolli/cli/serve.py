@@ -1,9 +1,13 @@
-"""``wolli serve`` and ``wolli attach``: the resident server and its clients (docs/server.md)."""
+"""``wolli serve``, ``wolli attach`` and ``wolli web``: the resident server and its clients
+(docs/server.md). Each subcommand names the options it takes (:class:`Subcommand`); reading
+them, the agent's home and its server socket is written once (:func:`_read`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..runtime.startup.request import USAGE, StartupError, StartupRequest
@@ -15,109 +19,156 @@ usage: wolli serve [--socket PATH] [--listen HOST:PORT [--token T | --no-auth] [
 ATTACH_USAGE = "usage: wolli attach [SESSION | --last] [--plain | --tui] [--socket PATH] [--no-start] [--agent NAME]"
 WEB_USAGE = "usage: wolli web [--listen HOST:PORT] [--socket PATH] [--no-start] [--agent NAME]"
 
-_VALUED = {"--socket", "--listen", "--token", "--tls-cert", "--tls-key", "--idle-timeout", "--agent", "--model",
-           "-e", "--extension"}
-_FLAGS = {"--no-auth", "--list", "--json", "--no-extensions", "--plain", "--tui", "--last", "--no-start", "-h", "--help"}
+
+@dataclass(frozen=True)
+class Subcommand:
+    """What one subcommand's command line may hold: options with a value, switches, and how
+    many plain words (a session id) at most. ``-h``/``--help`` every one takes."""
+
+    name: str
+    usage: str
+    valued: frozenset[str]
+    switches: frozenset[str]
+    words: int = 0
 
 
-def _parse(argv: list[str], usage: str) -> tuple[dict[str, list[str]], set[str], list[str]]:
+SERVE = Subcommand("serve", SERVE_USAGE,
+                   valued=frozenset({"--socket", "--listen", "--token", "--tls-cert", "--tls-key", "--idle-timeout",
+                                     "--agent", "--model", "-e", "--extension"}),
+                   switches=frozenset({"--no-auth", "--list", "--json", "--no-extensions"}))
+ATTACH = Subcommand("attach", ATTACH_USAGE, valued=frozenset({"--socket", "--agent"}),
+                    switches=frozenset({"--plain", "--tui", "--last", "--no-start"}), words=1)
+WEB = Subcommand("web", WEB_USAGE, valued=frozenset({"--listen", "--socket", "--agent"}),
+                 switches=frozenset({"--no-start"}))
+_HELP = frozenset({"-h", "--help"})
+
+
+@dataclass
+class Arguments:
+    """A subcommand's command line read: options, switches, words, and the agent's home and
+    server socket that every one of them works with."""
+
+    values: dict[str, list[str]]
+    switches: set[str]
+    words: list[str]
+    home: Path
+    socket: Path
+
+    def last(self, name: str) -> str | None:
+        return _last(self.values, name)
+
+
+def _parse(argv: list[str], command: Subcommand) -> tuple[dict[str, list[str]], set[str], list[str]]:
     values: dict[str, list[str]] = {}
-    flags: set[str] = set()
-    positional: list[str] = []
+    switches: set[str] = set()
+    words: list[str] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
         i += 1
         name, eq, inline = arg.partition("=")
-        if name in _VALUED:
+        if name in command.valued:
             if not eq:
                 if i >= len(argv):
-                    raise StartupError(f"{name} needs a value\n{usage}", USAGE)
+                    raise StartupError(f"{name} needs a value\n{command.usage}", USAGE)
                 inline, i = argv[i], i + 1
             values.setdefault("--extension" if name == "-e" else name, []).append(inline)
-        elif arg in _FLAGS:
-            flags.add(arg)
+        elif arg in command.switches or arg in _HELP:
+            switches.add(arg)
         elif arg.startswith("-"):
-            raise StartupError(f"unknown option {arg}\n{usage}", USAGE)
+            import difflib
+
+            near = difflib.get_close_matches(name, sorted(command.valued | command.switches), n=1, cutoff=0.75)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise StartupError(f"unknown option {name} for wolli {command.name}{hint}\n{command.usage}", USAGE)
         else:
-            positional.append(arg)
-    return values, flags, positional
+            words.append(arg)
+    return values, switches, words
 
 
-def _home(values: dict[str, list[str]]) -> Path:
+def _read(argv: list[str], command: Subcommand) -> Arguments | None:
+    """``argv`` read for ``command``: None when it asks for help (the usage was printed)."""
     from ..config import paths
+    from ..modes.server.access import AccessError, socket_path
 
+    values, switches, words = _parse(argv, command)
+    if switches & _HELP:
+        print(command.usage)
+        return None
+    if len(words) > command.words:
+        takes = "no arguments" if not command.words else "one session id at most"
+        raise StartupError(f"wolli {command.name} takes {takes} ({words[command.words]!r})\n{command.usage}", USAGE)
     try:
-        return paths.agent_home(paths.agent_name(_last(values, "--agent")))
+        home = paths.agent_home(paths.agent_name(_last(values, "--agent")))
     except ValueError as exc:
         raise StartupError(f"--agent: {exc}", USAGE) from None
+    try:
+        sock = socket_path(home, _last(values, "--socket"))
+    except AccessError as exc:
+        raise StartupError(str(exc), USAGE) from None
+    return Arguments(values, switches, words, home, sock)
 
 
 def _last(values: dict[str, list[str]], name: str) -> str | None:
+    """The value of an option given once or more (the last one wins)."""
     found = values.get(name)
     return found[-1] if found else None
 
 
-def run_serve_command(argv: list[str]) -> int:
+def _run(argv: list[str], command: Subcommand, body: Callable[[Arguments], int]) -> int:
+    """Read ``argv`` for ``command`` and run ``body`` on it; a usage error is one line and
+    exit status 2."""
     try:
-        return _serve(argv)
+        args = _read(argv, command)
+        return 0 if args is None else body(args)
     except StartupError as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return exc.exit_code
 
 
-def _serve(argv: list[str]) -> int:
-    from ..modes.server.access import (
-        AccessError,
-        check_listen,
-        load_or_create_token,
-        parse_listen,
-        socket_path,
-    )
+def run_serve_command(argv: list[str]) -> int:
+    return _run(argv, SERVE, _serve)
 
-    values, flags, positional = _parse(argv, SERVE_USAGE)
-    if "-h" in flags or "--help" in flags:
-        print(SERVE_USAGE)
-        return 0
-    if positional:
-        raise StartupError(f"wolli serve takes no arguments ({positional[0]!r})\n{SERVE_USAGE}", USAGE)
-    home = _home(values)
+
+def _serve(args: Arguments) -> int:
+    from ..modes.server.access import AccessError, check_listen, load_or_create_token, parse_listen
+
+    if "--list" in args.switches:
+        return _list(args.socket, "--json" in args.switches)
+    no_auth = "--no-auth" in args.switches
     try:
-        sock = socket_path(home, _last(values, "--socket"))
-        if "--list" in flags:
-            return _list(home, sock, "--json" in flags)
-        listen = parse_listen(_last(values, "--listen") or "") if "--listen" in values else None
-        token = _last(values, "--token")
+        listen = parse_listen(args.last("--listen") or "") if "--listen" in args.values else None
+        token = args.last("--token")
         if token is not None and not token.strip():
             raise AccessError("--token is empty")
-        if "--no-auth" in flags and token is not None:
+        if no_auth and token is not None:
             raise AccessError("--no-auth and --token contradict each other")
         made = False
-        if listen is not None and token is None and "--no-auth" not in flags:
-            token, made = load_or_create_token(home)
+        if listen is not None and token is None and not no_auth:
+            token, made = load_or_create_token(args.home)
         if listen is not None:
             check_listen(listen, token)
-        if ("--tls-cert" in values) != ("--tls-key" in values):
+        if ("--tls-cert" in args.values) != ("--tls-key" in args.values):
             raise AccessError("TLS needs both --tls-cert and --tls-key")
-        idle = float(_last(values, "--idle-timeout") or 0)
+        idle = float(args.last("--idle-timeout") or 0)
     except AccessError as exc:
         raise StartupError(str(exc), USAGE) from None
     except ValueError:
         raise StartupError("--idle-timeout takes a number of seconds", USAGE) from None
     if made:
-        print(f"wolli serve: the TCP token (shown only now; stored 0600 in {home / 'server.token'}):\n{token}",
+        print(f"wolli serve: the TCP token (shown only now; stored 0600 in {args.home / 'server.token'}):\n{token}",
               flush=True)
     from ..modes.server.serve import ServeOptions, run_serve
 
-    request = StartupRequest(mode="rpc", agent=_last(values, "--agent"), model=_last(values, "--model"),
-                             extension_paths=values.get("--extension", []),
-                             no_extensions="--no-extensions" in flags, require_model=False)
-    options = ServeOptions(socket_path=sock, listen=listen, token=token, tls_cert=_last(values, "--tls-cert"),
-                           tls_key=_last(values, "--tls-key"), idle_timeout=idle)
+    request = StartupRequest(mode="rpc", agent=args.last("--agent"), model=args.last("--model"),
+                             extension_paths=args.values.get("--extension", []),
+                             no_extensions="--no-extensions" in args.switches, require_model=False)
+    options = ServeOptions(socket_path=args.socket, listen=listen, token=token, tls_cert=args.last("--tls-cert"),
+                           tls_key=args.last("--tls-key"), idle_timeout=idle)
     return run_serve(request, options)
 
 
-def _list(home: Path, sock: Path, as_json: bool) -> int:
+def _list(sock: Path, as_json: bool) -> int:
     from ..modes.server.client import ServerClient, ServerUnavailable, print_live_sessions
 
     try:
@@ -133,60 +184,50 @@ def _list(home: Path, sock: Path, as_json: bool) -> int:
 
 
 def run_attach_command(argv: list[str]) -> int:
-    try:
-        values, flags, positional = _parse(argv, ATTACH_USAGE)
-        if "-h" in flags or "--help" in flags:
-            print(ATTACH_USAGE)
-            return 0
-        if len(positional) > 1:
-            raise StartupError(f"wolli attach takes one session id at most\n{ATTACH_USAGE}", USAGE)
-        home = _home(values)
-        from ..modes.server.access import AccessError, socket_path
+    return _run(argv, ATTACH, _attach)
 
-        try:
-            sock = socket_path(home, _last(values, "--socket"))
-        except AccessError as exc:
-            raise StartupError(str(exc), USAGE) from None
-    except StartupError as exc:
-        print(f"wolli: {exc}", file=sys.stderr)
-        return exc.exit_code
-    if "--tui" in flags or ("--plain" not in flags and sys.stdin.isatty() and sys.stdout.isatty()):
-        return _attach_app(home, sock, flags, values, positional[0] if positional else None)
+
+def _attach(args: Arguments) -> int:
+    session = args.words[0] if args.words else None
+    if "--tui" in args.switches or ("--plain" not in args.switches and sys.stdin.isatty() and sys.stdout.isatty()):
+        return _attach_app(args, session)
     from ..modes.server.attach_plain import PlainAttach
     from ..modes.server.client import ServerClient, ServerUnavailable, connect_or_start
 
+    agent, start = args.last("--agent"), "--no-start" not in args.switches
     try:
-        client = connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
+        client = connect_or_start(args.home, args.socket, start=start, agent=agent)
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
 
     def reconnect() -> ServerClient:
-        return connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent"))
+        return connect_or_start(args.home, args.socket, start=start, agent=agent)
 
     try:
-        return PlainAttach(client, reconnect=reconnect).run(positional[0] if positional else None, os.getcwd())
+        return PlainAttach(client, reconnect=reconnect).run(session, os.getcwd())
     except RuntimeError as exc:  # the server refused (no such session...)
         print(f"wolli: {exc}", file=sys.stderr)
         client.close()
         return 1
 
 
-def _attach_app(home: Path, sock: Path, flags: set[str], values: dict[str, list[str]], session_id: str | None) -> int:
+def _attach_app(args: Arguments, session_id: str | None) -> int:
     """The full-screen app on the server. Its ``attach`` goes out first, before anything else
     is imported, on the connection the app will use (docs/server.md); only when no server
     takes it is one looked for or started, the slower way."""
     from ..base import startup_gc
     from ..modes.server.ahead import attach_command, send_ahead
 
-    request = StartupRequest(mode="tui", agent=_last(values, "--agent"))
-    command = None if "--last" in flags else attach_command(session_id, request.cwd)
+    sock, agent = args.socket, args.last("--agent")
+    request = StartupRequest(mode="tui", agent=agent)
+    command = None if "--last" in args.switches else attach_command(session_id, request.cwd)
     ahead = send_ahead(sock, command) if command is not None else None
     if ahead is None:
         from ..modes.server.client import ServerUnavailable, connect_or_start
 
         try:
-            connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent")).close()
+            connect_or_start(args.home, sock, start="--no-start" not in args.switches, agent=agent).close()
         except ServerUnavailable as exc:
             print(f"wolli: {exc}", file=sys.stderr)
             return 1
@@ -195,7 +236,7 @@ def _attach_app(home: Path, sock: Path, flags: set[str], values: dict[str, list[
 
     startup_gc.pause()  # until the history is built (as the standalone start does)
     try:
-        return run_attach_tui(request, sock, session_id, join_live="--last" in flags, ahead=ahead)
+        return run_attach_tui(request, sock, session_id, join_live="--last" in args.switches, ahead=ahead)
     finally:
         startup_gc.resume()
 
@@ -232,48 +273,36 @@ def join_server(agent: str | None, messages: list[str]) -> int | None:
 
 def run_web_command(argv: list[str]) -> int:
     """``wolli web``: the full-screen app in a browser, on the agent's server (docs/server.md)."""
-    from ..modes.server.access import (
-        AccessError,
-        check_listen,
-        load_or_create_token,
-        parse_listen,
-        socket_path,
-    )
+    return _run(argv, WEB, _web)
+
+
+def _web(args: Arguments) -> int:
+    from ..modes.server.access import AccessError, check_listen, load_or_create_token, parse_listen
 
     try:
-        values, flags, positional = _parse(argv, WEB_USAGE)
-        if "-h" in flags or "--help" in flags:
-            print(WEB_USAGE)
-            return 0
-        if positional:
-            raise StartupError(f"wolli web takes no arguments ({positional[0]!r})\n{WEB_USAGE}", USAGE)
-        home = _home(values)
-        try:
-            sock = socket_path(home, _last(values, "--socket"))
-            address = parse_listen(_last(values, "--listen") or "127.0.0.1:7434")
-            token, created = load_or_create_token(home)
-            check_listen(address, token)
-        except AccessError as exc:
-            raise StartupError(str(exc), USAGE) from None
-    except StartupError as exc:
-        print(f"wolli: {exc}", file=sys.stderr)
-        return exc.exit_code
+        address = parse_listen(args.last("--listen") or "127.0.0.1:7434")
+        token, created = load_or_create_token(args.home)
+        check_listen(address, token)
+    except AccessError as exc:
+        raise StartupError(str(exc), USAGE) from None
     from ..modes.server.client import ServerUnavailable, connect_or_start
     from ..modes.server.web import WebOptions, WebUnavailable, run_web
 
     try:
-        connect_or_start(home, sock, start="--no-start" not in flags, agent=_last(values, "--agent")).close()
+        connect_or_start(args.home, args.socket, start="--no-start" not in args.switches,
+                         agent=args.last("--agent")).close()
     except ServerUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1
     url = f"http://{address.host}:{address.port}/"
+    where = args.home / "server.token"
     if created:
-        print(f"wolli web: open {url}?token={token}\n(the token is shown only now; stored 0600 in "
-              f"{home / 'server.token'})", file=sys.stderr, flush=True)
+        print(f"wolli web: open {url}?token={token}\n(the token is shown only now; stored 0600 in {where})",
+              file=sys.stderr, flush=True)
     else:
-        print(f"wolli web: open {url}?token=<the token in {home / 'server.token'}>", file=sys.stderr, flush=True)
+        print(f"wolli web: open {url}?token=<the token in {where}>", file=sys.stderr, flush=True)
     try:
-        return run_web(WebOptions(address.host, address.port, token, sock, _last(values, "--agent")))
+        return run_web(WebOptions(address.host, address.port, token, args.socket, args.last("--agent")))
     except WebUnavailable as exc:
         print(f"wolli: {exc}", file=sys.stderr)
         return 1

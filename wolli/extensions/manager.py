@@ -111,6 +111,20 @@ class ExtensionManager:
                 return record.name
         return owner
 
+    def owner_of(self, code: object) -> str:
+        """The name of the extension whose module defined ``code`` (a function, lambda, class,
+        bound method or callable object, or a ``functools.partial`` of one): what a UI
+        factory's failure is reported under. ``"extension"`` when no loaded extension's
+        module (or a submodule of it) defined it."""
+        target = getattr(code, "func", code)
+        module = getattr(target, "__module__", None)
+        if isinstance(module, str):
+            for record in self.registry.records:
+                name = record.module_name
+                if name and (module == name or module.startswith(name + ".")):
+                    return record.name
+        return "extension"
+
     def infos(self) -> list[dict[str, Any]]:
         """One row per extension for ``/extensions``: what it registered and what went wrong."""
         handlers = self.host.handlers

@@ -143,8 +143,22 @@ class EntryStore:
 
     def entries(self) -> list[Any]:
         """Every entry in file order, built as needed (and not kept)."""
-        built = [self.get(entry_id) for entry_id in list(self._order)]
-        return [entry for entry in built if entry is not None]
+        return list(self.iter_entries())
+
+    def iter_entries(self, kinds: frozenset[str] | None = None, after: str | None = None) -> Iterator[Any]:
+        """Entries in file order, each built when the caller reaches it (and not kept);
+        with ``kinds``, only entries of those types: the others are never built; with
+        ``after``, only those after that entry in the file."""
+        items = self._items
+        order = self._order
+        start = order.index(after) + 1 if after is not None and after in items else 0
+        for entry_id in order[start:]:  # a copy: a line found damaged leaves the order
+            item = items.get(entry_id)
+            if item is None or (kinds is not None and item.type not in kinds):
+                continue
+            entry = item if type(item) is not EntryRef else self._build(item)
+            if entry is not None:
+                yield entry
 
     def path_ids(self, from_id: str | None) -> list[str]:
         """Ids from ``from_id`` up to its root, leaf first (nothing is built)."""

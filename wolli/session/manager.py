@@ -49,6 +49,8 @@ from .lookup import jsonl_in, match_prefix, subagent_files
 from .tags import fold_tags
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from ..agent.messages import AgentMessage
     from .entries import SessionEntry
 
@@ -329,6 +331,13 @@ class SessionManager:
         """Every entry in file order. Entries outside the current context are built from
         their lines for this call and not kept (``entry_store``)."""
         return self._store.entries()
+
+    def iter_entries(self, *kinds: str, after: str | None = None) -> Iterator[Any]:
+        """Entries in file order, one at a time: only of the types ``kinds`` when given,
+        only those after the entry ``after`` when given. What reads through a long session
+        should use instead of :meth:`get_entries`: an entry outside the current context is
+        built only when reached, and one of another type not at all."""
+        return self._store.iter_entries(frozenset(kinds) if kinds else None, after)
 
     def entry_count(self) -> int:
         """How many entries the session has, without building any."""

@@ -48,9 +48,8 @@ def link_of(entry: object) -> SubagentLink | None:
 def subagent_links(manager: SessionManager, entry_id: str | None = None) -> list[SubagentLink]:
     """Children of the whole session, or of one entry: the ``task`` result itself, or the
     assistant message whose calls started them."""
-    entries = manager.get_entries()
     if entry_id is None:
-        return [link for link in map(link_of, entries) if link is not None]
+        return [link for link in map(link_of, manager.iter_entries("message")) if link is not None]
     entry = manager.get_entry(entry_id)
     if entry is None:
         return []
@@ -59,4 +58,7 @@ def subagent_links(manager: SessionManager, entry_id: str | None = None) -> list
         return [own]
     message = entry.message if isinstance(entry, MessageEntry) else None
     calls = {c.id for c in message.tool_calls()} if getattr(message, "role", None) == "assistant" else set()  # type: ignore[union-attr]
-    return [link for link in map(link_of, entries) if link is not None and link.tool_call_id in calls]
+    if not calls:
+        return []
+    results = manager.iter_entries("message", after=entry_id)  # a call's result comes after it in the file
+    return [link for link in map(link_of, results) if link is not None and link.tool_call_id in calls]

@@ -241,16 +241,23 @@ class _DictProvider:
         return fn(*args) if fn else self._below.apply_completion(*args)
 
 
-def stack(builtin: BuiltinCompletion, factories: list[Callable[[Any], Any]], report: Callable[[str], None]) -> ProviderStack:
+# What an autocomplete provider factory that raised is reported as (``<extension>: the
+# autocomplete provider failed: <Type>: <message>``).
+PROVIDER_FAILED = "the autocomplete provider"
+
+
+def stack(builtin: BuiltinCompletion, factories: list[Callable[[Any], Any]],
+          failed: Callable[[Callable[[Any], Any], Exception], None]) -> ProviderStack:
     """The provider on top after each factory wrapped the one below (a failing one is
-    skipped), and every trigger character of the stack."""
+    skipped and handed to ``failed`` with its exception), and every trigger character of
+    the stack."""
     current: CompletionProvider = builtin
     triggers = set(builtin.trigger_characters)
     for factory in factories:
         try:
             made = factory(current)
         except Exception as exc:
-            report(f"autocomplete provider failed: {type(exc).__name__}: {exc}")
+            failed(factory, exc)
             continue
         current = _DictProvider(made, current) if isinstance(made, dict) else made
         triggers.update(getattr(current, "trigger_characters", ()) or ())

@@ -412,7 +412,7 @@ class LineRepl:
                 self._files = sources.ProjectFiles(cwd)
             builtin = sources.BuiltinCompletion(self._command_items, self._files, self._argument_items, cwd,
                                                 lambda: self.host.mcp.resource_items() if self.host and self.host.mcp else [])
-            self._stacked = (key, sources.stack(builtin, factories, self._report))
+            self._stacked = (key, sources.stack(builtin, factories, self._provider_failed))
         return self._stacked[1]
 
     def _command_items(self) -> list[dict[str, Any]]:
@@ -423,6 +423,16 @@ class LineRepl:
 
     def _report(self, text: str) -> None:
         self.output.notice(text, "error")
+
+    def _provider_failed(self, factory: object, exc: Exception) -> None:
+        """An autocomplete provider factory raised: one line naming its extension, the
+        traceback in the extension log."""
+        from ...extensions.errors import failure_line, log_failure
+
+        host = self.host
+        owner = host.extensions.owner_of(factory) if host is not None else "extension"
+        log_failure(host.home if host is not None else None, owner, sources.PROVIDER_FAILED, exc)
+        self._report(failure_line(owner, sources.PROVIDER_FAILED, exc))
 
 
 def run_line(request: StartupRequest, *, resume: bool = False) -> int:

@@ -61,9 +61,7 @@ def session_stats(session: LiveSession) -> dict[str, Any]:
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0
     totals = UsageTotals()
-    for entry in session.session_manager.get_entries():
-        if getattr(entry, "type", None) != "message":
-            continue
+    for entry in session.session_manager.iter_entries("message"):  # built one at a time, as counted
         message = entry.message
         role = getattr(message, "role", None)
         total += 1

@@ -28,7 +28,9 @@ def swap_editor(app: TuiApp, factory: Callable[..., object] | None) -> None:
         try:
             made = factory(app, app.ui_theme, KeybindingsManager())
         except Exception as exc:
-            app.add_notice(f"custom editor failed: {type(exc).__name__}: {exc}", "error")
+            host = app.controller.host  # the extension that defined the factory names the failure
+            owner = host.extensions.owner_of(factory) if host is not None else "extension"
+            app.add_notice(str(app.extension_failed(owner, "the custom editor", exc)), "error")
             return
         if not isinstance(made, PromptEditor):
             app.add_notice("set_editor_component: the factory must return a CustomEditor", "error")

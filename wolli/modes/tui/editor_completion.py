@@ -57,9 +57,15 @@ class EditorCompletion:
                 self._files = completion.ProjectFiles(cwd)
             builtin = completion.BuiltinCompletion(self._commands, self._files, self._argument_completions, cwd,
                                                    self._mcp_resources)
-            made = completion.stack(builtin, factories, lambda text: self.app.add_notice(text, "error"))
+            made = completion.stack(builtin, factories, self._provider_failed)
             self._stacked = (key, made)
         return self._stacked[1]
+
+    def _provider_failed(self, factory: object, exc: Exception) -> None:
+        from .surface import owner_of
+
+        app = self.app
+        app.add_notice(str(app.extension_failed(owner_of(app, factory), completion.PROVIDER_FAILED, exc)), "error")
 
     def _cwd(self) -> str:
         session = self.app.controller.session

@@ -20,6 +20,13 @@ from .app_view import TuiApp
 from .rendering import as_renderable, guard_widget
 
 
+def owner_of(app: TuiApp, factory: object) -> str:
+    """The extension that defined ``factory`` (a UI factory): the name its failure is shown
+    and logged under (``"extension"`` when not known, as on a remote session)."""
+    host = app.controller.host
+    return host.extensions.owner_of(factory) if host is not None else "extension"
+
+
 class ScreenSurface:
     def __init__(self, app: TuiApp) -> None:
         self.app = app
@@ -44,14 +51,14 @@ class ScreenSurface:
     def _build_widget(self, key: str, factory: Callable[..., object]) -> Widget:
         """A widget factory's widget, or the one line saying it failed (traceback logged)."""
         app = self.app
-        what = f"the widget {key!r}"
+        owner, what = owner_of(app, factory), f"the widget {key!r}"
         try:
             made = factory(app, app.ui_theme)
         except Exception as exc:
-            return Static(app.extension_failed("extension", what, exc), classes="widget-error")
+            return Static(app.extension_failed(owner, what, exc), classes="widget-error")
         if isinstance(made, Widget):
-            return guard_widget(made, lambda exc: app.extension_failed("extension", what, exc))
-        return Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "",
+            return guard_widget(made, lambda exc: app.extension_failed(owner, what, exc))
+        return Static(as_renderable(made, lambda exc: app.extension_failed(owner, what, exc)) or "",
                       classes="extension-widget")
 
     def set_custom_footer(self, factory: Callable[..., object] | None) -> None:
@@ -64,15 +71,15 @@ class ScreenSurface:
         if factory is None:
             app.footer.display = True
             return
-        what = "the footer"
+        owner, what = owner_of(app, factory), "the footer"
         try:
             made = factory(app, app.ui_theme)
         except Exception as exc:
             app.footer.display = True
-            app.footer_area.mount(Static(app.extension_failed("extension", what, exc), classes="widget-error"))
+            app.footer_area.mount(Static(app.extension_failed(owner, what, exc), classes="widget-error"))
             return
-        widget = guard_widget(made, lambda exc: app.extension_failed("extension", what, exc)) if isinstance(
-            made, Widget) else Static(as_renderable(made, lambda exc: app.extension_failed("extension", what, exc)) or "")
+        widget = guard_widget(made, lambda exc: app.extension_failed(owner, what, exc)) if isinstance(
+            made, Widget) else Static(as_renderable(made, lambda exc: app.extension_failed(owner, what, exc)) or "")
         app.footer.display = False
         app.footer_area.mount(widget)
 
@@ -143,16 +150,17 @@ class ScreenSurface:
     def open_custom(self, factory: Callable[..., object], done: Callable[[object], None]) -> None:
         """``ctx.ui.custom``: the component takes the editor's place until ``done``."""
         app = self.app
+        owner = owner_of(app, factory)
+
+        def failed(exc: BaseException) -> Text:
+            return app.extension_failed(owner, "a custom component", exc)
+
         try:
             made = factory(app, app.ui_theme, KeybindingsManager(), done)
-
-            def failed(exc: BaseException) -> Text:
-                return app.extension_failed("extension", "a custom component", exc)
-
             widget = guard_widget(made, failed) if isinstance(made, Widget) else Static(
                 as_renderable(made, failed) or "")
         except Exception as exc:
-            app.add_notice(str(app.extension_failed("extension", "a custom component", exc)), "error")
+            app.add_notice(str(failed(exc)), "error")
             done(None)
             return
         app.custom_widget = widget

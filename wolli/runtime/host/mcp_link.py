@@ -191,8 +191,8 @@ class McpLink:
         """``session``'s tool search state, read from its history the first time."""
         state = self._search.get(session)
         if state is None:
-            entries = session.session_manager.get_entries()
-            state = SearchState.from_history(getattr(e, "message", None) for e in entries if e.type == "message")
+            entries = session.session_manager.iter_entries("message")  # built one at a time, as read
+            state = SearchState.from_history(entry.message for entry in entries)
             self._search[session] = state
         return state
 

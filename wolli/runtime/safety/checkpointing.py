@@ -224,7 +224,7 @@ def share_blobs(origin: GuardedSession, forked: GuardedSession) -> None:
 
     source, target = origin.checkpoints.store, forked.checkpoints.store
     if source.root != target.root:
-        source.link_into(target, blobs_of(forked.session_manager.get_entries()))
+        source.link_into(target, blobs_of(forked.session_manager.iter_entries("checkpoint")))
 
 
 def _last_user_message(messages: list[Any]) -> int | None:

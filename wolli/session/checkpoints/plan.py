@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ..entries import SessionEntry
 
 Scope = Literal["code", "conversation", "both"]
@@ -47,7 +49,7 @@ class RewindPlan:
     lost: dict[str, str] = field(default_factory=dict)
 
 
-def _checkpoints(entries: list[Any]) -> list[Any]:
+def _checkpoints(entries: Iterable[Any]) -> list[Any]:
     return [e for e in entries if getattr(e, "type", None) == "checkpoint"]
 
 
@@ -131,7 +133,7 @@ def conflicts(branch: list[Any], plan: RewindPlan, now: dict[str, str | None]) -
     return out
 
 
-def blobs_of(entries: list[Any]) -> set[str]:
+def blobs_of(entries: Iterable[Any]) -> set[str]:
     """Every blob the checkpoint entries refer to (a fork elsewhere copies them)."""
     out: set[str] = set()
     for entry in _checkpoints(entries):
