@@ -11,7 +11,7 @@ from textual.widgets import Static
 from tests.support.waiting import wait_until
 from wolli.modes.tui.custom_editor import CustomEditor
 
-from .helpers import running
+from .helpers import idle_after, running, type_and_send
 
 
 async def test_widgets_go_above_or_below_the_editor_and_a_failing_factory_shows_its_error(make_app):
@@ -238,3 +238,34 @@ async def test_a_user_theme_applies_and_is_redrawn_when_its_file_changes(faux, p
                 continue
         assert app.theme_spec.color("accent") == "#445566"
         assert app.theme == "wolli-mine" and app.current_theme.primary.lower() == "#445566"
+
+
+async def test_the_working_indicator_moves_with_streamed_frames_and_alone_when_they_stop(make_app, faux):
+    """While an answer streams, the indicator is drawn in the answer's frames (one screen
+    update for both, not ten more a second of its own); without frames its timer moves it."""
+    app = make_app()
+    async with running(app) as pilot:
+        working = app.working
+        moved_by: list[str] = []
+        tick = working._tick
+
+        def counted_tick() -> None:
+            import inspect
+
+            moved_by.append(inspect.stack()[1].function)
+            tick()
+
+        working._tick = counted_tick
+        faux.tokens_per_second = 100
+        faux.push(" ".join(f"word{i}" for i in range(120)))  # ~1.2 s of frames
+        await type_and_send(pilot, "go")
+        await wait_until(lambda: len(moved_by) >= 8, 5, "the indicator moving while the answer streams")
+        streamed = list(moved_by)
+        assert streamed.count("pulse") >= 6 and streamed.count("_on_timer") <= 1, streamed
+        await idle_after(app, pilot, 2)
+        # No frames: the timer moves it (a static wait, e.g. a tool running).
+        moved_by.clear()
+        working.start()
+        await wait_until(lambda: len(moved_by) >= 3, 5, "the indicator moving on its own timer")
+        assert set(moved_by) == {"_on_timer"}
+        working.stop()

@@ -24,6 +24,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from ..base.loop_turns import LoopTurns
 from ..base.text_safety import without_surrogates
 from .abort import AbortError, AbortSignal
 from .failures import kind_for_status
@@ -522,14 +523,11 @@ async def sse_events(
     kept waiting until the burst ends."""
     first, idle = idle_limits(options)
     watch = _IdleWatch(first, idle)
-    yielded_at = time.monotonic()
+    turns = LoopTurns()
     try:
         async for event in iter_sse(_lines(response, watch)):
             yield event
-            now = time.monotonic()
-            if now - yielded_at > 0.001:
-                yielded_at = now
-                await asyncio.sleep(0)
+            await turns.give()
     except asyncio.CancelledError:
         if not watch.fired:
             raise

@@ -63,6 +63,7 @@ class EventAdapter:
                 view, message = self.current, event.message
                 if view is not None and message.role == "assistant":
                     self.batcher.mark(view, lambda: view.sync(message))
+                    self.batcher.mark(app.working, app.working.pulse)  # one screen update for both
             case "message_end":
                 if event.message.role == "assistant":
                     app.working.waiting(False)

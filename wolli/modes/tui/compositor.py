@@ -7,7 +7,16 @@ tail thus had the screen, the transcript, the answer's containers and the tail e
 30-40 lines per frame: the cost of a frame grew with what was on screen, not with what
 changed. Here each widget renders only the band of rows the update covers (the union of the
 dirty regions), so a one-row change costs a few lines per overlapping widget. Full updates
-(after a layout, a resize) render the whole screen as before.
+(a resize, a new screen) render the whole screen as before.
+
+After a layout Textual marks the whole old and new region of every widget whose geometry
+changed as dirty. A streaming answer that gains a row changes the geometry of its tail, its
+containers and the transcript (its scrollable size), so every row of the answer was cut into
+the screen and written to the terminal again for one new row. Here a widget that only grew
+downwards and keeps the rows it had drawn (:class:`.widgets.growing.KeepsRowsOnGrowth`) marks
+its new rows only, and a widget whose place on screen did not change marks only what it asked
+to repaint itself; everything else (a widget that moved, shrank, appeared, or was clipped
+differently, as when the transcript scrolls) is marked whole, as before.
 
 Textual is pinned below 9 in pyproject.toml; ``_get_renders`` is its private seam between
 working out which widgets are visible and cutting their lines into the screen's chops.
@@ -17,13 +26,59 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual._compositor import Compositor
-from textual.geometry import Region
+from textual._compositor import Compositor, ReflowResult
+from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
+from textual.widget import Widget
+
+from .widgets.growing import KeepsRowsOnGrowth
 
 
 class BandCompositor(Compositor):
+    def reflow(self, parent: Widget, size: Size) -> ReflowResult:
+        old_map = self._full_map
+        before = set(self._dirty_regions)
+        result = super().reflow(parent, size)
+        if not old_map or size.region in before:
+            return result  # a first or full layout: everything is repainted anyway
+        regions = before
+        new_map = self._full_map
+        for widget, gone in old_map.items():
+            if widget not in new_map:
+                regions.add(gone.clip.intersection(gone.region))
+        for widget, new in new_map.items():
+            new_visible = new.clip.intersection(new.region)
+            if widget not in old_map:
+                regions.add(new_visible)
+                continue
+            old = old_map[widget]
+            if old == new:
+                continue
+            old_visible = old.clip.intersection(old.region)
+            if old.order == new.order and old.dock_gutter == new.dock_gutter:
+                if old.region == new.region and old_visible == new_visible:
+                    self._add_repaints(regions, widget, new.region, new.clip)
+                    continue
+                if isinstance(widget, KeepsRowsOnGrowth) and _grew_downwards(old.region, new.region) \
+                        and _grew_downwards(old_visible, new_visible):
+                    regions.add(Region(new_visible.x, old_visible.bottom, new_visible.width,
+                                       new_visible.bottom - old_visible.bottom))
+                    self._add_repaints(regions, widget, new.region, new.clip)
+                    continue
+            regions.add(old_visible)
+            regions.add(new_visible)
+        self._dirty_regions = {region for region in regions if region}
+        return result
+
+    @staticmethod
+    def _add_repaints(regions: set[Region], widget: Widget, region: Region, clip: Region) -> None:
+        """What the widget asked to repaint itself (its own coordinates), on screen."""
+        offset = region.offset
+        for dirty in widget._exchange_repaint_regions():
+            if update := clip.intersection(dirty.translate(offset)):
+                regions.add(update)
+
     def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
         if crop is None:
             yield from super()._get_renders(crop)
@@ -40,6 +95,12 @@ class BandCompositor(Compositor):
             band = Region(visible.x, first, visible.width, end - first)
             yield region, band, widget.render_lines(
                 Region(band.x - region.x, band.y - region.y, band.width, band.height))
+
+
+def _grew_downwards(old: Region, new: Region) -> bool:
+    """Same top-left corner and width, and at least as tall (a visible part may be empty)."""
+    return (old.x == new.x and old.y == new.y and old.width == new.width
+            and new.height >= old.height > 0)
 
 
 class MainScreen(Screen[None]):

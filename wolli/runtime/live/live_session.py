@@ -23,7 +23,6 @@ import asyncio
 import functools
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from ...agent.messages import BashExecutionMessage, CustomMessage, parse_agent_m
 from ...agent.tool import ToolDefinition
 from ...ai.abort import AbortController, AbortSignal
 from ...ai.types import AssistantMessage, ImageContent, Model, ThinkingLevel
+from ...base.loop_turns import LoopTurns
 from ..events import (
     ExtensionErrorEvent,
     ModelSelectEvent,
@@ -74,8 +74,6 @@ if TYPE_CHECKING:
     from ..safety.rewind import AskConflicts, RewindResult
 
 log = logging.getLogger("wolli.runtime")
-# While tokens stream, give the event loop a turn at least this often (seconds).
-YIELD_EVERY_S = 0.001
 Observer = Callable[[Any], Any]
 
 
@@ -111,7 +109,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self._bash_controller: AbortController | None = None
         self._queue_seen: tuple[list[str], list[str]] = ([], [])
         self._writes_failed = False
-        self._yielded_at = 0.0
+        self._loop_turns = LoopTurns()
         self._custom_system_prompt = options.custom_system_prompt
         self._append_system_prompt = options.append_system_prompt
         self._extra_tools = list(options.extra_tools)
@@ -311,12 +309,8 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
             if self._dispatch.has(kind):
                 await self._dispatch.notify(event, self.handler_context())
             self._deliver(event)
-            now = time.monotonic()
-            if now - self._yielded_at > YIELD_EVERY_S:
-                # A burst of tokens (one network read can hold hundreds) would otherwise keep
-                # the loop from everything else until it ends: a front end's input, an abort.
-                self._yielded_at = now
-                await asyncio.sleep(0)
+            # A burst of tokens would otherwise keep the loop from a front end's input, an abort.
+            await self._loop_turns.give()
             return
         if kind == "message_end":
             if self._dispatch.has(kind):

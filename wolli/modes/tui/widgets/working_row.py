@@ -3,6 +3,11 @@
 Its timer runs only while it is visible, so an idle TUI uses no CPU. It ticks ten times a second
 while the agent works, so a tick must be cheap: the row is drawn through Textual's line API
 from one segment (a Static re-rendered its text through Rich on every tick, ~2 ms a tick).
+
+While an answer streams, the indicator moves with the answer's frames instead (:meth:`pulse`,
+called by the frame batcher): a tick of its own would be a screen update of its own, ten a
+second beside the answer's twenty. Its timer steps in again when the frames stop (tools
+running, a slow model).
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class WorkingRow(Widget):
         self.waiting_since: float | None = None
         self.frame = 0
         self._timer: Timer | None = None
+        self._advanced_at = 0.0  # when the indicator last moved
+        self._pulsed_at = 0.0  # when a streamed frame last moved it (or could have)
         self.display = False
 
     def start(self) -> None:
@@ -84,11 +91,24 @@ class WorkingRow(Widget):
             self._timer.stop()
             self._timer = None
         if self.display and len(self.frames) > 1:
-            self._timer = self.set_interval(self.interval_s, self._tick)
+            self._timer = self.set_interval(self.interval_s, self._on_timer)
         elif self.display:  # a static indicator: only the clock moves
             self._timer = self.set_interval(1.0, self._render_row)
 
+    def pulse(self) -> None:
+        """A frame of streamed output is being drawn: move the indicator with it when due."""
+        now = time.monotonic()
+        self._pulsed_at = now
+        if self._timer is not None and len(self.frames) > 1 and now - self._advanced_at >= 0.9 * self.interval_s:
+            self._tick()
+
+    def _on_timer(self) -> None:
+        if time.monotonic() - self._pulsed_at < 2 * self.interval_s:
+            return  # streamed frames are moving it
+        self._tick()
+
     def _tick(self) -> None:
+        self._advanced_at = time.monotonic()
         self.frame = (self.frame + 1) % max(1, len(self.frames))
         self._render_row()
 
