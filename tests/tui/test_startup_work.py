@@ -7,6 +7,11 @@ theme's colours from the start.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from textual.css.stylesheet import Stylesheet
 
@@ -38,3 +43,24 @@ async def test_the_stylesheets_are_parsed_once_with_the_theme_in_force(faux, pro
         # The widgets are drawn in the theme's colours from the first frame.
         background = app.theme_spec.export.get("pageBg") or ("#1a1b20" if theme == "dark" else "#fbfbfc")
         assert app.screen.styles.background.hex.lower() == background.lower()
+
+
+def modules_when_ready(project: Path, wolli_home: Path) -> set[str]:
+    """The modules a fresh process has imported once the app's session is up (before the
+    warm-up loads what the first answer needs)."""
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"local": {
+        "api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "none",
+        "models": [{"id": "probe"}]}}}))
+    themes = wolli_home / "themes"
+    themes.mkdir(exist_ok=True)
+    probe = Path(__file__).with_name("startup_probe.py")
+    out = subprocess.run([sys.executable, str(probe), str(project), str(themes)], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[2], timeout=60).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, wolli_home):
+    modules = modules_when_ready(project, wolli_home)
+    assert "wolli.runtime.startup.start" in modules  # the probe did reach the session
+    # Watching theme files starts once the session is up (its imports are not needed before).
+    assert "watchfiles" not in modules

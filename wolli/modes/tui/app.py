@@ -223,7 +223,23 @@ class WolliApp(App[int]):
         if self.themes_dirs:
             from .theme_watch import watch_themes
 
-            self.run_worker(watch_themes(self, self.themes_dirs), name="themes", group="themes")
+            self.run_worker(watch_themes(self, self.themes_dirs, after=self.session_drawn), name="themes",
+                            group="themes")
+
+    async def session_drawn(self) -> None:
+        """Returns once the session is up and the screen showing it has been drawn: work the
+        first prompt does not need waits for this rather than delay the footer."""
+        import asyncio
+
+        await self.controller.ready.wait()
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.call_after_refresh(done)
+        await drawn
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
