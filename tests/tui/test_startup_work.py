@@ -64,3 +64,6 @@ def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, 
     assert "wolli.runtime.startup.start" in modules  # the probe did reach the session
     # Watching theme files starts once the session is up (its imports are not needed before).
     assert "watchfiles" not in modules
+    # The rows of a conversation load with the first row (or the warm-up), not before.
+    rows = {"assistant_message", "streaming_text", "stream_tail", "tool_row", "subagent_row", "user_message"}
+    assert not {f"wolli.modes.tui.widgets.{name}" for name in rows} & modules
