@@ -122,6 +122,9 @@ class TuiController:
 
                 get_api(api)  # the provider's module
                 preload(tls=over_tls)
+            from ...base import code_cache
+
+            code_cache.save()  # what this start compiled, for the next one (also saved at exit)
 
         try:
             await asyncio.to_thread(imports)
