@@ -67,3 +67,30 @@ def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, 
     # The rows of a conversation load with the first row (or the warm-up), not before.
     rows = {"assistant_message", "streaming_text", "stream_tail", "tool_row", "subagent_row", "user_message"}
     assert not {f"wolli.modes.tui.widgets.{name}" for name in rows} & modules
+
+
+async def test_what_is_typed_before_the_session_is_up_reaches_it(make_app, faux, monkeypatch):
+    """The runtime starts once the first frame is drawn; a prompt typed and sent before the
+    session is up waits for it and is then sent, in full."""
+    import asyncio
+
+    from tests.support.waiting import wait_until
+    from wolli.runtime.startup import start as start_module
+
+    gate = asyncio.Event()
+    real_start = start_module.start
+
+    async def held(*args, **kwargs):
+        await gate.wait()
+        return await real_start(*args, **kwargs)
+
+    monkeypatch.setattr(start_module, "start", held)
+    faux.push("an answer")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"hello there", "enter")
+        await pilot.pause()
+        assert not app.controller.ready.is_set() and app.controller.session is None
+        gate.set()
+        await wait_until(lambda: len(faux.contexts) == 1, 10, "the prompt typed early")
+        assert faux.contexts[0].messages[-1].content == "hello there"

@@ -218,8 +218,10 @@ class WolliApp(App[int]):
         self.begin_capture_print(self, stdout=True, stderr=True)
         self._install_signal_handlers()
         # The runtime starts once the first frame is on screen (its import is the slow part);
-        # anything typed meanwhile waits for it.
-        self.call_after_refresh(lambda: self.run_worker(self.controller.start(), name="startup"))
+        # anything typed meanwhile waits for it. Queued on the screen, behind its first layout
+        # and paint (already asked for): call_after_refresh would wait for the next tick of the
+        # frame timer as well, ~16 ms of nothing.
+        self.screen.call_later(lambda: self.run_worker(self.controller.start(), name="startup"))
         if self.themes_dirs:
             from .theme_watch import watch_themes
 
