@@ -370,13 +370,17 @@ def main(argv: list[str] | None = None) -> int:
         from ..modes.headless.one_shot import export_session
 
         return export_session(args)
-    from ..base import startup_gc
+    from ..base import code_cache, startup_gc
+    from ..config.paths import wolli_home
 
+    code_cache.enable(wolli_home() / "cache")  # the methods dataclasses write, compiled by an earlier run
     startup_gc.pause()  # turned back on once the session is up (runtime/startup/start.py)
     try:
         return _run_mode(args)
     finally:
         startup_gc.resume()  # every other way out (a usage error, a failed start) too
+        code_cache.save()
+        code_cache.disable()  # main() may run inside another program (tests, embedders)
 
 
 def _run_mode(args: CliArgs) -> int:

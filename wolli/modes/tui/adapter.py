@@ -5,7 +5,8 @@ json and rpc mode). Streamed text goes through the :class:`FrameBatcher`, so a b
 tokens costs one widget update per frame. Rows for history (a resumed session, a switch to
 another session) are built lazily by the transcript. Messages are told apart by their
 ``role`` rather than their classes, so this module (imported before the first frame) does
-not import the runtime's models.
+not import the runtime's models; the rows' widget modules load with the first row that needs
+them (the warm-up loads them once the session is on screen).
 """
 
 from __future__ import annotations
@@ -20,11 +21,7 @@ from ..interactive.notices import event_notice, extension_error_line
 from .app_view import TuiApp
 from .frame_batcher import FrameBatcher
 from .row_context import RenderContext
-from .widgets.assistant_message import AssistantMessageView
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
-from .widgets.subagent_row import SubagentRow
-from .widgets.tool_row import ERROR, SUCCESS, ToolRow
-from .widgets.user_message import UserMessageView
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -33,6 +30,8 @@ if TYPE_CHECKING:
     from ...agent.messages import AgentMessage, CustomMessage
     from ...ai.types import AssistantMessage, ToolCall, ToolResultMessage
     from ...runtime.events import SessionEvent
+    from .widgets.assistant_message import AssistantMessageView
+    from .widgets.tool_row import ToolRow
 
 
 class AdaptedApp(TuiApp, Protocol):
@@ -79,6 +78,8 @@ class EventAdapter:
                 row.result = event.partial_result  # drawn at the next frame (one draw per frame)
                 self.batcher.mark(row, row.redraw_partial)
             case "subagent_event":
+                from .widgets.subagent_row import SubagentRow
+
                 found = self.tool_rows.get(event.tool_call_id)
                 if isinstance(found, SubagentRow) and found.child_event(event.event):
                     self.batcher.mark(found, found.redraw_partial)
@@ -158,6 +159,8 @@ class EventAdapter:
         self.app.refresh_footer()
 
     def _assistant_view(self) -> AssistantMessageView:
+        from .widgets.assistant_message import AssistantMessageView
+
         return AssistantMessageView(show_thinking=self.app.thinking_visible)
 
     def _assistant_rebuild(self, message: AssistantMessage) -> Widget:
@@ -174,6 +177,8 @@ class EventAdapter:
         return row
 
     def _rebuild_tool(self, tool_call_id: str) -> Widget:
+        from .widgets.subagent_row import SubagentRow
+
         old = self.tool_rows[tool_call_id]
         row = _row_class(old.tool_name)(tool_call_id, old.tool_name, old.args, context=self.app.render_context)
         row.set_state(old.state)
@@ -191,6 +196,8 @@ class EventAdapter:
 
         match message.role:
             case "user":
+                from .widgets.user_message import UserMessageView
+
                 content = message.content
                 images = sum(getattr(b, "type", "") == "image" for b in content) if isinstance(content, list) else 0
                 return UserMessageView(content_text(content), images)
@@ -226,6 +233,7 @@ class EventAdapter:
 
     def _history_tool(self, call: ToolCall, result: ToolResultMessage | None) -> Widget:
         from ...agent.tool import ToolResult
+        from .widgets.tool_row import ERROR, SUCCESS
 
         row = _row_class(call.name)(call.id, call.name, call.arguments, context=self.app.render_context)
         self.tool_rows[call.id] = row
@@ -241,7 +249,13 @@ class EventAdapter:
 
 def _row_class(tool_name: str) -> type[ToolRow]:
     """A ``task`` call is a subagent at work: its row shows the child (docs/subagents.md)."""
-    return SubagentRow if tool_name == "task" else ToolRow
+    if tool_name == "task":
+        from .widgets.subagent_row import SubagentRow
+
+        return SubagentRow
+    from .widgets.tool_row import ToolRow
+
+    return ToolRow
 
 
 def _has_row(message: AgentMessage) -> bool:

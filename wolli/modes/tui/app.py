@@ -145,7 +145,7 @@ class WolliApp(App[int]):
         self.signal_exit_code: int | None = None
         for spec in self.themes.values():
             self.register_theme_spec(spec)
-        self.theme = f"wolli-{self.theme_spec.name}"
+        self._start_with_theme(f"wolli-{self.theme_spec.name}")
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
@@ -162,6 +162,20 @@ class WolliApp(App[int]):
 
     def register_theme_spec(self, spec: ThemeSpec) -> None:
         self.register_theme(to_textual_theme(spec))
+
+    def _start_with_theme(self, name: str) -> None:
+        """The theme in force from the first frame. Setting ``self.theme`` would run Textual's
+        watcher, which queues a second parse of every stylesheet (~6 % of the start-up's CPU)
+        for a change nobody sees; nothing is parsed yet, so giving the stylesheet the theme's
+        variables now is all the watcher's work that is needed. Later switches set
+        ``self.theme`` as usual."""
+        self.set_reactive(App.theme, name)
+        dark = self.current_theme.dark
+        classes = {c: False for c in self.classes if c.startswith("-theme-")}
+        self.update_classes({**classes, f"-theme-{name}": True, "-dark-mode": dark, "-light-mode": not dark},
+                            update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
 
     def _apply_keymap(self) -> None:
         """Bindings follow keybindings.json (pi's ids or the short names; see docs/tui.md)."""
@@ -204,12 +218,30 @@ class WolliApp(App[int]):
         self.begin_capture_print(self, stdout=True, stderr=True)
         self._install_signal_handlers()
         # The runtime starts once the first frame is on screen (its import is the slow part);
-        # anything typed meanwhile waits for it.
-        self.call_after_refresh(lambda: self.run_worker(self.controller.start(), name="startup"))
+        # anything typed meanwhile waits for it. Queued on the screen, behind its first layout
+        # and paint (already asked for): call_after_refresh would wait for the next tick of the
+        # frame timer as well, ~16 ms of nothing.
+        self.screen.call_later(lambda: self.run_worker(self.controller.start(), name="startup"))
         if self.themes_dirs:
             from .theme_watch import watch_themes
 
-            self.run_worker(watch_themes(self, self.themes_dirs), name="themes", group="themes")
+            self.run_worker(watch_themes(self, self.themes_dirs, after=self.session_drawn), name="themes",
+                            group="themes")
+
+    async def session_drawn(self) -> None:
+        """Returns once the session is up and the screen showing it has been drawn: work the
+        first prompt does not need waits for this rather than delay the footer."""
+        import asyncio
+
+        await self.controller.ready.wait()
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.call_after_refresh(done)
+        await drawn
 
     async def on_unmount(self) -> None:
         await self.controller.shutdown()

@@ -127,7 +127,8 @@ class TuiController:
         loop. Only a head start: the real request reports any problem."""
 
         def imports() -> None:
-            from .widgets import markdown_view  # noqa: F401  (answers' markdown: ~50 ms)
+            # the rows of an answer and the answers' markdown (~50 ms)
+            from .widgets import assistant_message, markdown_view, subagent_row, tool_row, user_message  # noqa: F401
 
             if api is not None:
                 from ...ai.http import preload
@@ -135,6 +136,9 @@ class TuiController:
 
                 get_api(api)  # the provider's module
                 preload(tls=over_tls)
+            from ...base import code_cache
+
+            code_cache.save()  # what this start compiled, for the next one (also saved at exit)
 
         try:
             await asyncio.to_thread(imports)

@@ -7,6 +7,7 @@ problems still applies with built-in values for the broken tokens (the problems 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,14 +19,19 @@ def _json_file(change: object, path: str) -> bool:
     return path.endswith(".json")
 
 
-async def watch_themes(app: AppWithSurface, folders: list[Path]) -> None:
+async def watch_themes(app: AppWithSurface, folders: list[Path],
+                       after: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Watch until the app ends; starts once ``after()`` returns (the session is on screen:
+    watchfiles and its imports are not needed to get there)."""
+    existing = [f for f in folders if f.is_dir()]
+    if not existing:
+        return
+    if after is not None:
+        await after()
     import watchfiles
 
     from ...config.themes import discover_themes
 
-    existing = [f for f in folders if f.is_dir()]
-    if not existing:
-        return
     async for changes in watchfiles.awatch(*existing, watch_filter=_json_file, debounce=100, step=20):
         themes, problems = discover_themes(folders)
         active = app.theme_spec.name

@@ -1,0 +1,96 @@
+"""What the app does (and does not do) between launch and the session being up.
+
+Start-up time is measured in ``tests/perf``; these pin the behaviour the speed rests on, so a
+change that brings the work back fails here: each stylesheet is parsed once, with the
+theme's colours from the start.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from textual.css.stylesheet import Stylesheet
+
+from .helpers import running
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+async def test_the_stylesheets_are_parsed_once_with_the_theme_in_force(faux, project, monkeypatch, theme):
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.startup.request import StartupRequest
+
+    reparsed: list[int] = []
+    original = Stylesheet.reparse
+
+    def counting(self: Stylesheet) -> None:
+        reparsed.append(1)
+        original(self)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counting)
+    app = WolliApp(StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False),
+                   theme_name=theme)
+    async with running(app) as pilot:
+        await pilot.pause()
+        assert reparsed == []  # a theme set after the parse re-parses every stylesheet
+        assert app.theme == f"wolli-{theme}"
+        assert f"-theme-wolli-{theme}" in app.classes
+        assert ("-dark-mode" in app.classes) is (theme == "dark")
+        assert ("-light-mode" in app.classes) is (theme == "light")
+        # The widgets are drawn in the theme's colours from the first frame.
+        background = app.theme_spec.export.get("pageBg") or ("#1a1b20" if theme == "dark" else "#fbfbfc")
+        assert app.screen.styles.background.hex.lower() == background.lower()
+
+
+def modules_when_ready(project: Path, wolli_home: Path) -> set[str]:
+    """The modules a fresh process has imported once the app's session is up (before the
+    warm-up loads what the first answer needs)."""
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"local": {
+        "api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "none",
+        "models": [{"id": "probe"}]}}}))
+    themes = wolli_home / "themes"
+    themes.mkdir(exist_ok=True)
+    probe = Path(__file__).with_name("startup_probe.py")
+    out = subprocess.run([sys.executable, str(probe), str(project), str(themes)], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).parents[2], timeout=60).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, wolli_home):
+    modules = modules_when_ready(project, wolli_home)
+    assert "wolli.runtime.startup.start" in modules  # the probe did reach the session
+    # Watching theme files starts once the session is up (its imports are not needed before).
+    assert "watchfiles" not in modules
+    # The rows of a conversation load with the first row (or the warm-up), not before.
+    rows = {"assistant_message", "streaming_text", "stream_tail", "tool_row", "subagent_row", "user_message"}
+    assert not {f"wolli.modes.tui.widgets.{name}" for name in rows} & modules
+
+
+async def test_what_is_typed_before_the_session_is_up_reaches_it(make_app, faux, monkeypatch):
+    """The runtime starts once the first frame is drawn; a prompt typed and sent before the
+    session is up waits for it and is then sent, in full."""
+    import asyncio
+
+    from tests.support.waiting import wait_until
+    from wolli.runtime.startup import start as start_module
+
+    gate = asyncio.Event()
+    real_start = start_module.start
+
+    async def held(*args, **kwargs):
+        await gate.wait()
+        return await real_start(*args, **kwargs)
+
+    monkeypatch.setattr(start_module, "start", held)
+    faux.push("an answer")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"hello there", "enter")
+        await pilot.pause()
+        assert not app.controller.ready.is_set() and app.controller.session is None
+        gate.set()
+        await wait_until(lambda: len(faux.contexts) == 1, 10, "the prompt typed early")
+        assert faux.contexts[0].messages[-1].content == "hello there"
