@@ -17,12 +17,13 @@ import datetime as _dt
 import os
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import parse_agent_message
 from ..ai.types import AssistantMessage, ToolResultMessage
+from ..base.records import record
 from ..config.paths import cwd_slug, sessions_dir
 from . import store, writer_lock
 from .context import SessionContext, build_context, interrupted_result
@@ -63,7 +64,7 @@ class SessionLookupError(LookupError):
     """No session, or more than one, matches what the user asked for."""
 
 
-@dataclass
+@record
 class SessionTreeNode:
     """One entry of the /tree view, with its children in file order and its label."""
 
