@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -312,3 +314,28 @@ def test_a_pi_v1_session_is_upgraded_on_load_and_its_history_sent(project, loopb
     assert "remember 42" in json.dumps(loopback.requests[0].json["messages"])
     header, *entries = [json.loads(line) for line in old.read_text().splitlines()]
     assert header["version"] == 3 and entries[1]["parentId"] == entries[0]["id"]
+
+
+# Modules a print-mode round trip has no use for (docs/performance.md, "What start-up does
+# now"): each was imported on every start before. (httpx itself still brings tempfile,
+# email and importlib.resources.)
+NOT_ON_THE_PRINT_PATH = ("uuid", "platform", "secrets", "hmac", "html", "wolli.session.checkpoints.restore")
+
+
+def test_a_print_round_trip_imports_nothing_it_does_not_use(project, loopback, local_model, tmp_path):
+    loopback.push(text_answer("light"))
+    seen = tmp_path / "modules.json"
+    probe = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+        "from wolli.cli.main import main\n"
+        "sys.argv = ['wolli', *sys.argv[1:]]\n"
+        "sys.exit(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, "-p", *MODEL, "hello"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=os.environ.copy())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "light\n"
+    modules = set(json.loads(seen.read_text()))
+    assert "wolli.session.manager" in modules and "httpx" in modules  # the probe saw the whole run
+    assert modules.isdisjoint(NOT_ON_THE_PRINT_PATH), sorted(modules & set(NOT_ON_THE_PRINT_PATH))

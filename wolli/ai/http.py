@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import datetime
-import email.utils
-import html
 import json
 import random
 import re
@@ -226,6 +224,8 @@ def _html_summary(status: int, body: str) -> str | None:
     if not _HTML_START.match(body):
         return None
     found = _HTML_TITLE.search(body) or _HTML_HEADING.search(body)
+    import html  # an HTML error page is rare: not on every start
+
     title = " ".join(html.unescape(_TAGS.sub(" ", found.group(1))).split())[:200] if found else ""
     reason = httpx.codes.get_reason_phrase(status) or "error"
     if title and title not in (reason, f"{status} {reason}"):
@@ -290,6 +290,8 @@ def retry_delay_hint(headers: httpx.Headers, body: str) -> float | None:
         try:
             return max(0.0, float(value))
         except ValueError:
+            import email.utils  # an HTTP date here is rare: not on every start
+
             try:
                 parsed = email.utils.parsedate_to_datetime(value)
             except (TypeError, ValueError, IndexError):  # garbage: fall back to backoff

@@ -9,7 +9,7 @@ Unknown fields survive a read/write round trip (``wire_extra``, :mod:`wolli.base
 from __future__ import annotations
 
 import datetime as _dt
-import secrets
+import os
 from dataclasses import field
 from typing import Any, Literal
 
@@ -27,7 +27,7 @@ def iso_now() -> str:
 
 def new_entry_id(existing: set[str] | None = None) -> str:
     while True:
-        candidate = secrets.token_hex(4)
+        candidate = os.urandom(4).hex()  # what secrets.token_hex does, without hashlib/hmac
         if existing is None or candidate not in existing:
             return candidate
 
