@@ -317,9 +317,9 @@ def test_a_pi_v1_session_is_upgraded_on_load_and_its_history_sent(project, loopb
 
 
 # Modules a print-mode round trip has no use for (docs/performance.md, "What start-up does
-# now"): each was imported on every start before. (httpx itself still brings tempfile,
-# email and importlib.resources.)
-NOT_ON_THE_PRINT_PATH = ("uuid", "platform", "secrets", "hmac", "html", "wolli.session.checkpoints.restore")
+# now"): each was imported on every start before.
+NOT_ON_THE_PRINT_PATH = ("uuid", "platform", "secrets", "hmac", "html", "wolli.session.checkpoints.restore",
+                         "httpx", "httpcore", "h11", "anyio", "tempfile", "email.utils", "importlib.resources")
 
 
 def test_a_print_round_trip_imports_nothing_it_does_not_use(project, loopback, local_model, tmp_path):
@@ -337,5 +337,5 @@ def test_a_print_round_trip_imports_nothing_it_does_not_use(project, loopback, l
     assert result.returncode == 0, result.stderr
     assert result.stdout == "light\n"
     modules = set(json.loads(seen.read_text()))
-    assert "wolli.session.manager" in modules and "httpx" in modules  # the probe saw the whole run
+    assert "wolli.session.manager" in modules and "wolli.ai.http1" in modules  # the probe saw the whole run
     assert modules.isdisjoint(NOT_ON_THE_PRINT_PATH), sorted(modules & set(NOT_ON_THE_PRINT_PATH))
