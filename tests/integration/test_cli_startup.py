@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -339,3 +341,28 @@ def test_the_server_subcommands_read_only_their_own_options(project, args, expec
 def test_the_server_subcommands_print_their_usage_for_help(project, command):
     result = wolli([command, "--help"], project)
     assert result.returncode == 0 and result.stdout.startswith(f"usage: wolli {command}")
+
+
+# Modules a print-mode round trip has no use for (docs/performance.md, "What start-up does
+# now"): each was imported on every start before.
+NOT_ON_THE_PRINT_PATH = ("uuid", "platform", "secrets", "hmac", "html", "wolli.session.checkpoints.restore",
+                         "httpx", "httpcore", "h11", "anyio", "tempfile", "email.utils", "importlib.resources")
+
+
+def test_a_print_round_trip_imports_nothing_it_does_not_use(project, loopback, local_model, tmp_path):
+    loopback.push(text_answer("light"))
+    seen = tmp_path / "modules.json"
+    probe = (
+        "import atexit, json, sys\n"
+        f"atexit.register(lambda: open({str(seen)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+        "from wolli.cli.main import main\n"
+        "sys.argv = ['wolli', *sys.argv[1:]]\n"
+        "sys.exit(main())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe, "-p", *MODEL, "hello"], cwd=project, capture_output=True,
+                            text=True, timeout=60, env=os.environ.copy())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "light\n"
+    modules = set(json.loads(seen.read_text()))
+    assert "wolli.session.manager" in modules and "wolli.ai.http1" in modules  # the probe saw the whole run
+    assert modules.isdisjoint(NOT_ON_THE_PRINT_PATH), sorted(modules & set(NOT_ON_THE_PRINT_PATH))

@@ -52,6 +52,13 @@ class _Hello(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(b"hello")
 
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "13")
+        self.end_headers()
+        self.wfile.write(b"data: hello\n\n")
+
     def log_message(self, *args: object) -> None:
         pass
 
@@ -133,3 +140,39 @@ def test_both_schemes_on_one_client(http_url, https_url, cert, monkeypatch):
     monkeypatch.setenv("SSL_CERT_FILE", str(cert[0]))
     monkeypatch.setattr(h, "_tls", None)  # this process's context may predate SSL_CERT_FILE
     assert asyncio.run(both()) == [200, 200]
+
+
+# The model requests themselves (open_stream, over wolli.ai.http1): the same trust.
+_STREAM_PROBE = """
+import asyncio, sys
+import wolli.ai.http as h
+from wolli.ai.types import StreamOptions
+async def main():
+    try:
+        async with h.open_stream(sys.argv[1], {}, {}, StreamOptions(max_retries=0)) as response:
+            print(response.status_code, [event.data async for event in h.sse_events(response)])
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+asyncio.run(main())
+print("bundle loaded" if h._tls is not None else "no bundle")
+"""
+
+
+def _stream_probe(url: str, **env: str) -> list[str]:
+    import os
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SSL_CERT") and "proxy" not in k.lower()}
+    out = subprocess.run([sys.executable, "-c", _STREAM_PROBE, url], capture_output=True, text=True,
+                         env=environ | env, timeout=60, check=True)
+    return out.stdout.splitlines()
+
+
+def test_a_model_request_refuses_an_unknown_certificate(https_url):
+    answer, bundle = _stream_probe(https_url)
+    assert answer.startswith("ProviderConnectionError") and "CERTIFICATE_VERIFY_FAILED" in answer
+    assert "ConnectError" in answer and bundle == "bundle loaded"
+
+
+def test_a_model_request_trusts_ssl_cert_file_and_plain_http_loads_no_bundle(https_url, http_url, cert):
+    assert _stream_probe(https_url, SSL_CERT_FILE=str(cert[0])) == ["200 ['hello']", "bundle loaded"]
+    assert _stream_probe(http_url) == ["200 ['hello']", "no bundle"]

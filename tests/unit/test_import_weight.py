@@ -31,8 +31,15 @@ def test_lazy_public_names_resolve():
     assert callable(wolli.with_file_mutation_queue)
 
 
-def test_providers_load_httpx_without_its_cli_dependencies():
+def test_providers_load_no_http_library():
+    # the model requests go through wolli.ai.http1 (asyncio streams); httpx only with a proxy
     roots = imported_roots("import wolli.ai.http, wolli.ai.providers.openai_completions")
+    assert roots.isdisjoint({"httpx", "httpcore", "h11", "anyio", "rich", "pygments", "click", "trio", "textual"})
+
+
+def test_httpx_loads_without_its_cli_dependencies():
+    code = "import asyncio, wolli.ai.http as h\nasync def make():\n    h.get_client()\nasyncio.run(make())"
+    roots = imported_roots(code)
     assert "httpx" in roots
     assert roots.isdisjoint({"rich", "pygments", "click", "trio", "textual"})
 

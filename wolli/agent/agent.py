@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from ..ai.abort import AbortController, AbortSignal
@@ -33,6 +33,7 @@ from ..ai.types import (
     ThinkingLevel,
     ToolResultMessage,
 )
+from ..base.records import record
 from .events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -59,7 +60,7 @@ Listener = Callable[[Any], "Awaitable[None] | None"]
 StreamFn = Callable[[Model, Context, StreamOptions], AssistantMessageEventStream]
 
 
-@dataclass
+@record
 class AgentState:
     system_prompt: str = ""
     model: Model | None = None

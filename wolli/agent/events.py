@@ -7,10 +7,11 @@ event, message or tool result as camelCase JSON for the json and rpc modes.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..ai.types import AssistantMessage, AssistantMessageEvent, ToolResultMessage, now_ms
+from ..base.records import record
 from ..base.wire import WireModel, to_camel
 from .tool import ToolResult
 
@@ -18,25 +19,25 @@ if TYPE_CHECKING:
     from .messages import AgentMessage
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AgentStartEvent:
     type: Literal["agent_start"] = field(default="agent_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AgentEndEvent:
     messages: list[Any]
     type: Literal["agent_end"] = field(default="agent_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TurnStartEvent:
     turn_index: int
     timestamp: int = field(default_factory=now_ms)
     type: Literal["turn_start"] = field(default="turn_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class TurnEndEvent:
     turn_index: int
     message: AssistantMessage
@@ -44,26 +45,26 @@ class TurnEndEvent:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class MessageStartEvent:
     message: AgentMessage
     type: Literal["message_start"] = field(default="message_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class MessageUpdateEvent:
     message: AgentMessage
     assistant_message_event: AssistantMessageEvent
     type: Literal["message_update"] = field(default="message_update", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class MessageEndEvent:
     message: AgentMessage
     type: Literal["message_end"] = field(default="message_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolExecutionStartEvent:
     tool_call_id: str
     tool_name: str
@@ -71,7 +72,7 @@ class ToolExecutionStartEvent:
     type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolExecutionUpdateEvent:
     tool_call_id: str
     tool_name: str
@@ -80,7 +81,7 @@ class ToolExecutionUpdateEvent:
     type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolExecutionEndEvent:
     tool_call_id: str
     tool_name: str

@@ -9,7 +9,7 @@ message's ``display`` flag only decides whether the transcript shows it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from ..ai.types import (
@@ -22,10 +22,11 @@ from ..ai.types import (
     UserMessage,
     now_ms,
 )
+from ..base.records import record
 from ..base.wire import WireModel, wire_union
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class BashExecutionMessage(WireModel):
     role: Literal["bashExecution"] = "bashExecution"
     command: str
@@ -38,7 +39,7 @@ class BashExecutionMessage(WireModel):
     timestamp: int = field(default_factory=now_ms)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CustomMessage(WireModel):
     role: Literal["custom"] = "custom"
     custom_type: str
@@ -48,7 +49,7 @@ class CustomMessage(WireModel):
     timestamp: int = field(default_factory=now_ms)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class BranchSummaryMessage(WireModel):
     role: Literal["branchSummary"] = "branchSummary"
     summary: str
@@ -56,7 +57,7 @@ class BranchSummaryMessage(WireModel):
     timestamp: int = field(default_factory=now_ms)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CompactionSummaryMessage(WireModel):
     role: Literal["compactionSummary"] = "compactionSummary"
     summary: str

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..ai.types import ImageContent, TextContent, Tool
+from ..base.records import record
 
 if TYPE_CHECKING:  # pydantic loads with the first tool whose parameters are a model class
     from pydantic import BaseModel
 
 
-@dataclass
+@record
 class ToolResult:
     content: list[TextContent | ImageContent] = field(default_factory=list)
     details: Any = None
@@ -43,7 +44,7 @@ class ToolArgumentError(ValueError):
     """Arguments did not validate; the message is shown to the model."""
 
 
-@dataclass
+@record
 class ToolDefinition:
     name: str
     description: str

@@ -22,18 +22,19 @@ import copy
 import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..ai.abort import AbortSignal
 from ..ai.types import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 from ..base.daemon_threads import run_blocking
+from ..base.records import record
 from .events import ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from .result_caps import cap_tool_result
 from .tool import ToolArgumentError, ToolDefinition, ToolResult, normalize_result
 
 
-@dataclass
+@record
 class BeforeToolCallContext:
     assistant_message: AssistantMessage
     tool_call: ToolCall
@@ -42,7 +43,7 @@ class BeforeToolCallContext:
     input: dict[str, Any]
 
 
-@dataclass
+@record
 class BeforeToolCallResult:
     block: bool = False
     reason: str | None = None
@@ -50,7 +51,7 @@ class BeforeToolCallResult:
     abort: bool = False  # stop the whole turn
 
 
-@dataclass
+@record
 class AfterToolCallContext:
     assistant_message: AssistantMessage
     tool_call: ToolCall
@@ -59,7 +60,7 @@ class AfterToolCallContext:
     is_error: bool
 
 
-@dataclass
+@record
 class AfterToolCallResult:
     content: list[Any] | None = None
     details: Any = None
@@ -72,7 +73,7 @@ AfterToolCall = Callable[[AfterToolCallContext, AbortSignal], Awaitable[AfterToo
 Emit = Callable[[Any], Awaitable[None]]
 
 
-@dataclass
+@record
 class _Planned:
     call: ToolCall
     tool: ToolDefinition | None = None

@@ -16,7 +16,6 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -377,6 +376,8 @@ class AuthStorage:
         directory = self.path.parent
         try:
             ensure_private_dir(directory)
+            import tempfile  # with the first write (not on every start)
+
             fd, tmp = tempfile.mkstemp(prefix=".auth.", suffix=".tmp", dir=directory)  # mode 0600
         except OSError as exc:
             raise AuthError(f"cannot write {self.path}: {exc.strerror or exc}") from exc

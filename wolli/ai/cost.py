@@ -3,8 +3,7 @@ and the running totals of many responses (the footer, ``/session``, RPC stats, e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..base.records import record
 from .types import Model, Usage
 
 
@@ -20,7 +19,7 @@ def calculate_cost(model: Model, usage: Usage) -> Usage:
     return usage
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class UsageTotals:
     """Token and dollar totals over many responses; :meth:`add` one response's usage."""
 

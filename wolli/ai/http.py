@@ -12,28 +12,48 @@ from __future__ import annotations
 import asyncio
 import codecs
 import datetime
-import email.utils
-import html
 import json
+import os
 import random
 import re
 import sys
 import time
+import typing
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.loop_turns import LoopTurns
 from ..base.text_safety import without_surrogates
+from . import http1
 from .abort import AbortError, AbortSignal
 from .failures import kind_for_status
 
 if TYPE_CHECKING:
     import ssl
+
+    import httpx
 from .payload_hook import apply_payload_hook  # noqa: F401 - providers import it from here
 from .sse import SSEEvent, iter_sse
 from .types import StreamOptions
+
+
+class HeaderLookup(Protocol):
+    """An answer's headers as the retry logic reads them (httpx's or :class:`http1.Headers`)."""
+
+    def get(self, name: str, default: str | None = None) -> str | None: ...
+
+
+class StreamResponse(Protocol):
+    """A streamed answer as the providers read it (httpx's or :class:`http1.Response`)."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def headers(self) -> HeaderLookup: ...
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+    async def aclose(self) -> None: ...
 
 
 class _hidden_modules:
@@ -59,8 +79,20 @@ class _hidden_modules:
                 del sys.modules[name]
 
 
-with _hidden_modules("httpx._main"):
-    import httpx
+def _httpx() -> Any:
+    """httpx, imported on first use: the model requests use :mod:`.http1` unless a proxy is
+    configured; httpx serves proxies and :func:`get_client`'s other callers."""
+    if "httpx" not in sys.modules:
+        with _hidden_modules("httpx._main"):
+            import httpx  # noqa: F401
+    return sys.modules["httpx"]
+
+
+def proxied() -> bool:
+    """A proxy is configured in the environment (``HTTP_PROXY``, ``https_proxy``,
+    ``ALL_PROXY``...): requests then go through httpx, which speaks to proxies."""
+    return any(value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
+               for name, value in os.environ.items())
 
 
 def _import_httpcore() -> None:
@@ -71,14 +103,17 @@ def _import_httpcore() -> None:
 
 
 def preload(*, tls: bool = True) -> None:
-    """Import now what the first request would import (httpcore, and the anyio backend its
-    locks and events load on first use: ~50-100 ms), so the first answer does not wait for
-    it. Safe to call from a worker thread while the app is idle. ``tls``: the model is
-    reached over https, so load the CA bundle too (~20 ms, ~1.6 MiB); a local model on
-    plain http never needs it (as in print mode, see the lazy TLS transport)."""
-    _import_httpcore()
+    """Import now what the first request would import (with a proxy: httpx, httpcore and the
+    anyio backend its locks and events load on first use, ~50-100 ms), so the first answer
+    does not wait for it. Safe to call from a worker thread while the app is idle. ``tls``:
+    the model is reached over https, so load the CA bundle too (~20 ms, ~1.6 MiB); a local
+    model on plain http never needs it."""
     if tls:
         _tls_context()
+    if not proxied():
+        return
+    _httpx()
+    _import_httpcore()
     try:
         import anyio._backends._asyncio  # noqa: F401
     except ImportError:  # httpcore without anyio uses asyncio's own primitives
@@ -89,16 +124,42 @@ _tls: ssl.SSLContext | None = None  # one TLS context for every client: loading 
 
 
 def _tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), made once."""
+    """httpx's default TLS context (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else certifi's
+    bundle), made once; httpx's own function is not used so that httpx need not load."""
     global _tls
     if _tls is None:
-        _tls = httpx.create_ssl_context()
+        import ssl
+
+        if os.environ.get("SSL_CERT_FILE"):
+            context = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+        elif os.environ.get("SSL_CERT_DIR"):
+            context = ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+        else:
+            import certifi
+
+            context = ssl.create_default_context(cafile=certifi.where())
+        context.set_alpn_protocols(["http/1.1"])  # as httpcore sets it on every connection
+        _tls = context
     return _tls
 
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
-_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """What a failed request raises: :mod:`.http1`'s errors, httpx's once it is loaded, OSError."""
+    httpx = sys.modules.get("httpx")
+    return (http1.TransportError, OSError) + ((httpx.TransportError,) if httpx is not None else ())
+
+
+def _reason(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 # What a server can make Wolli hold (docs/providers.md, "Limits"):
 # an error body is read up to this size (the message is in its first bytes, if anywhere);
@@ -133,14 +194,14 @@ class ProviderHTTPError(Exception):
         status: int,
         message: str,
         body: str = "",
-        headers: httpx.Headers | None = None,
+        headers: HeaderLookup | None = None,
         retry_after_ms: int | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.body = body
-        self.headers = headers or httpx.Headers()
+        self.headers: HeaderLookup = headers if headers is not None else http1.Headers()
         self.kind = kind_for_status(status, message)
         self.retry_after_ms = retry_after_ms
 
@@ -172,42 +233,58 @@ def _gave_up(error: Exception, attempts: int) -> Exception:
     return ProviderConnectionError(f"{error}{note}", kind)
 
 
-class _LazyTLSTransport(httpx.AsyncBaseTransport):
+def _lazy_tls_transport() -> Any:
     """httpx's own transport, split by scheme so that a plain-http server (a local model)
     never makes Wolli load the CA bundle (~20 ms): the https pool gets the shared TLS
     context when the first https request goes out. The plain pool's context trusts no
     certificate, so it cannot be used to reach a TLS server unverified."""
+    httpx = _httpx()
 
-    def __init__(self) -> None:
-        self._pools: dict[str, httpx.AsyncHTTPTransport] = {}
+    class LazyTLSTransport(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            self._pools: dict[str, Any] = {}
 
-    def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
-        pool = self._pools.get(scheme)
-        if pool is None:
-            import ssl
+        def _pool(self, scheme: str) -> Any:
+            pool = self._pools.get(scheme)
+            if pool is None:
+                import ssl
 
-            context = _tls_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            pool = self._pools[scheme] = httpx.AsyncHTTPTransport(verify=context)
-        return pool
+                context = _tls_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+                pool = self._pools[scheme] = httpx.AsyncHTTPTransport(verify=context)
+            return pool
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return await self._pool("http" if request.url.scheme == "http" else "https").handle_async_request(request)
+        async def handle_async_request(self, request: Any) -> Any:
+            return await self._pool("http" if request.url.scheme == "http" else "https").handle_async_request(request)
 
-    async def aclose(self) -> None:
-        for pool in list(self._pools.values()):
-            await pool.aclose()
+        async def aclose(self) -> None:
+            for pool in list(self._pools.values()):
+                await pool.aclose()
+
+    return LazyTLSTransport()
+
+
+def warm() -> None:
+    """Make the running loop's connection pool ahead of the first request (the httpx client
+    when a proxy is configured)."""
+    if proxied():
+        get_client()
+    else:
+        http1.pool(_tls_context)
 
 
 def get_client() -> httpx.AsyncClient:
-    """One pooled client per event loop, sharing one TLS context."""
+    """One pooled httpx client per event loop, sharing one TLS context (the model requests
+    use it when a proxy is configured)."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
+        httpx = _httpx()
         _import_httpcore()
+        timeout = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
         if httpx._utils.get_environment_proxies():  # proxies are mounts made with ``verify``: eager
-            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, verify=_tls_context())
+            client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, verify=_tls_context())
         else:
-            client = httpx.AsyncClient(timeout=_TIMEOUT, follow_redirects=True, transport=_LazyTLSTransport())
+            client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, transport=_lazy_tls_transport())
         _clients[loop] = client
     return client
 
@@ -227,8 +304,10 @@ def _html_summary(status: int, body: str) -> str | None:
     if not _HTML_START.match(body):
         return None
     found = _HTML_TITLE.search(body) or _HTML_HEADING.search(body)
+    import html  # an HTML error page is rare: not on every start
+
     title = " ".join(html.unescape(_TAGS.sub(" ", found.group(1))).split())[:200] if found else ""
-    reason = httpx.codes.get_reason_phrase(status) or "error"
+    reason = _reason(status) or "error"
     if title and title not in (reason, f"{status} {reason}"):
         return f"{status} {reason} (the server answered with an HTML page: {json.dumps(title, ensure_ascii=False)})"
     return f"{status} {reason} (the server answered with an HTML page, not the provider's API)"
@@ -262,7 +341,7 @@ def extract_error_message(status: int, body: str) -> str:
         if not message and isinstance(data.get("detail"), str):
             message = data["detail"]
     if not message:
-        message = text[:500] if text else httpx.codes.get_reason_phrase(status) or "no body"
+        message = text[:500] if text else _reason(status) or "no body"
     return f"{status} {message}"
 
 
@@ -278,7 +357,7 @@ def _parse_duration(value: str) -> float | None:
     return number / 1000 if unit == "ms" else number * 60 if unit == "m" else number
 
 
-def retry_delay_hint(headers: httpx.Headers, body: str) -> float | None:
+def retry_delay_hint(headers: HeaderLookup, body: str) -> float | None:
     """Seconds the server asked us to wait, from headers or a Gemini ``RetryInfo`` detail."""
     value = headers.get("retry-after-ms")
     if value:
@@ -291,6 +370,8 @@ def retry_delay_hint(headers: httpx.Headers, body: str) -> float | None:
         try:
             return max(0.0, float(value))
         except ValueError:
+            import email.utils  # an HTTP date here is rare: not on every start
+
             try:
                 parsed = email.utils.parsedate_to_datetime(value)
             except (TypeError, ValueError, IndexError):  # garbage: fall back to backoff
@@ -312,7 +393,7 @@ def retry_delay_hint(headers: httpx.Headers, body: str) -> float | None:
     return None
 
 
-def should_retry(status: int, headers: httpx.Headers) -> bool:
+def should_retry(status: int, headers: HeaderLookup) -> bool:
     flag = headers.get("x-should-retry")
     if flag == "true":
         return True
@@ -347,9 +428,8 @@ async def open_stream(
     options: StreamOptions,
     *,
     on_retry: Callable[[int, float, str], None] | None = None,
-) -> AsyncIterator[httpx.Response]:
+) -> AsyncIterator[StreamResponse]:
     """POST ``payload`` and yield the successful streaming response, retrying first failures."""
-    client = get_client()
     signal = options.signal
     text = json.dumps(payload, ensure_ascii=False)
     try:
@@ -359,7 +439,9 @@ async def open_stream(
     send_headers = {"content-type": "application/json", "accept": "text/event-stream", **headers}
     # The answer's first bytes may take long (a long prompt, thinking); its body is watched
     # by sse_events' idle timer, this read timeout only bounds the wait for the headers.
-    timeout = httpx.Timeout(connect=30.0, read=idle_limits(options)[0], write=60.0, pool=30.0)
+    first_byte = idle_limits(options)[0]
+    send = _sender(url, body, send_headers, first_byte)
+    transport_errors = _transport_errors()
     attempt = 0
     while True:
         if signal is not None and signal.aborted:
@@ -368,12 +450,11 @@ async def open_stream(
         delay_hint: float | None = None
         retryable: bool
         try:
-            request = client.build_request("POST", url, content=body, headers=send_headers, timeout=timeout)
-            response = await client.send(request, stream=True)
-        except (httpx.TransportError, OSError) as exc:
+            response = await send()
+        except transport_errors as exc:
             failure = connection_failure(url, exc)
             retryable = True
-            timed_out = isinstance(exc, httpx.TimeoutException)
+            timed_out = isinstance(exc, http1.TimeoutException) or type(exc).__name__.endswith("Timeout")
             error: Exception = ProviderConnectionError(failure, "timeout" if timed_out else "connection")
         else:
             if response.status_code < 300:
@@ -407,7 +488,25 @@ async def open_stream(
         await _sleep_or_abort(delay, signal)
 
 
-async def _error_body(response: httpx.Response, idle: float) -> str:
+def _sender(url: str, body: bytes, headers: dict[str, str], first_byte: float) -> Callable[[], Any]:
+    """Sends the request once per call: through :mod:`.http1`, or httpx with a proxy."""
+    if not proxied():
+        async def lite() -> StreamResponse:
+            return await http1.send(http1.pool(_tls_context), "POST", url, headers, body, (30.0, first_byte, 60.0))
+
+        return lite
+    client = get_client()
+    httpx = _httpx()
+    timeout = httpx.Timeout(connect=30.0, read=first_byte, write=60.0, pool=30.0)
+
+    async def proxied_send() -> StreamResponse:
+        request = client.build_request("POST", url, content=body, headers=headers, timeout=timeout)
+        return typing.cast(StreamResponse, await client.send(request, stream=True))
+
+    return proxied_send
+
+
+async def _error_body(response: StreamResponse, idle: float) -> str:
     """The first :data:`ERROR_BODY_LIMIT` bytes of an error answer (a page that never ends,
     or never comes, must not hold the request): the rest is not read."""
     chunks: list[bytes] = []
@@ -421,9 +520,10 @@ async def _error_body(response: httpx.Response, idle: float) -> str:
             if size >= ERROR_BODY_LIMIT:
                 return
 
+    ended: tuple[type[BaseException], ...] = (TimeoutError, *_transport_errors())
     try:
         await asyncio.wait_for(read(), timeout=idle)
-    except (TimeoutError, httpx.TransportError, OSError):
+    except ended:
         pass  # what arrived is the body we have
     finally:
         await response.aclose()
@@ -469,7 +569,7 @@ class _IdleWatch:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-async def _lines(response: httpx.Response, watch: _IdleWatch) -> AsyncIterator[str]:
+async def _lines(response: StreamResponse, watch: _IdleWatch) -> AsyncIterator[str]:
     """The text lines of a streamed body (``\\r\\n``, ``\\n`` or ``\\r`` ends one), each at most
     :data:`STREAM_LINE_LIMIT` characters, the body at most :data:`RESPONSE_LIMIT` bytes.
 
@@ -513,7 +613,7 @@ async def _lines(response: httpx.Response, watch: _IdleWatch) -> AsyncIterator[s
 
 
 async def sse_events(
-    response: httpx.Response, options: StreamOptions | None = None
+    response: StreamResponse, options: StreamOptions | None = None
 ) -> AsyncGenerator[SSEEvent, None]:
     """The SSE events of a streaming response; a dropped connection, a stall longer than the
     idle timeout (``options.idle_timeout``) or a body past the limits becomes an exception.
@@ -539,7 +639,7 @@ async def sse_events(
             f"The stream stalled: no data from the provider for {waited:g}s "
             f"(settings.json streamIdleTimeoutMs allows {idle:g}s between pieces of an answer).", "timeout"
         ) from None
-    except (httpx.TransportError, OSError) as exc:
+    except _transport_errors() as exc:
         raise ProviderConnectionError(
             f"Connection lost mid-stream: {type(exc).__name__}: {exc}".rstrip(": "), "stream_cut"
         ) from exc

@@ -12,10 +12,11 @@ is skipped; an unterminated event at EOF is dropped. httpx's line splitter accep
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+
+from ..base.records import record
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SSEEvent:
     event: str
     data: str

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..base.records import record
 from ..base.wire import WireModel
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def now_ms() -> int:
 # ---------------------------------------------------------------------------- content
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class TextContent(WireModel):
     type: Literal["text"] = "text"
     text: str
@@ -42,7 +43,7 @@ class TextContent(WireModel):
     text_signature: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ThinkingContent(WireModel):
     type: Literal["thinking"] = "thinking"
     thinking: str
@@ -52,14 +53,14 @@ class ThinkingContent(WireModel):
     redacted: bool | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ImageContent(WireModel):
     type: Literal["image"] = "image"
     data: str  # base64
     mime_type: str
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
@@ -77,7 +78,7 @@ ToolResultContentBlock = TextContent | ImageContent
 # ---------------------------------------------------------------------------- usage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Cost(WireModel):
     input: float = 0.0
     output: float = 0.0
@@ -86,7 +87,7 @@ class Cost(WireModel):
     total: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Usage(WireModel):
     """Token counts of one response. ``input`` excludes cached tokens (read or written)."""
 
@@ -101,14 +102,14 @@ class Usage(WireModel):
 # ---------------------------------------------------------------------------- messages
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class UserMessage(WireModel):
     role: Literal["user"] = "user"
     content: str | list[UserContentBlock]
     timestamp: int = field(default_factory=now_ms)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class AssistantMessage(WireModel):
     role: Literal["assistant"] = "assistant"
     content: list[AssistantContentBlock] = field(default_factory=list)
@@ -132,7 +133,7 @@ class AssistantMessage(WireModel):
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ToolResultMessage(WireModel):
     role: Literal["toolResult"] = "toolResult"
     tool_call_id: str
@@ -156,7 +157,7 @@ def content_text(content: str | list[Any]) -> str:
 # ---------------------------------------------------------------------------- models
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ModelCost(WireModel):
     """Prices in dollars per million tokens."""
 
@@ -166,7 +167,7 @@ class ModelCost(WireModel):
     cache_write: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Model(WireModel):
     id: str
     name: str = ""
@@ -194,7 +195,7 @@ class Model(WireModel):
         return f"{self.provider}/{self.id}"
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Tool(WireModel):
     """A tool as the model sees it: name, description and a JSON schema."""
 
@@ -203,7 +204,7 @@ class Tool(WireModel):
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class Context(WireModel):
     system_prompt: str | None = None
     messages: list[Message] = field(default_factory=list)
@@ -213,7 +214,7 @@ class Context(WireModel):
 PayloadHook = Callable[[dict[str, Any], Model], "dict[str, Any] | None | Awaitable[dict[str, Any] | None]"]
 
 
-@dataclass
+@record
 class StreamOptions:
     """Per-call options. ``signal`` is a :class:`wolli.ai.abort.AbortSignal`."""
 
@@ -253,25 +254,25 @@ class StreamOptions:
 # ---------------------------------------------------------------------------- stream events
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class _Event(WireModel):
     """Base of the provider stream events (built once per streamed token)."""
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class StartEvent(_Event):
     type: Literal["start"] = "start"
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class TextStartEvent(_Event):
     type: Literal["text_start"] = "text_start"
     content_index: int
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class TextDeltaEvent(_Event):
     type: Literal["text_delta"] = "text_delta"
     content_index: int
@@ -279,7 +280,7 @@ class TextDeltaEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class TextEndEvent(_Event):
     type: Literal["text_end"] = "text_end"
     content_index: int
@@ -287,14 +288,14 @@ class TextEndEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ThinkingStartEvent(_Event):
     type: Literal["thinking_start"] = "thinking_start"
     content_index: int
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ThinkingDeltaEvent(_Event):
     type: Literal["thinking_delta"] = "thinking_delta"
     content_index: int
@@ -302,7 +303,7 @@ class ThinkingDeltaEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ThinkingEndEvent(_Event):
     type: Literal["thinking_end"] = "thinking_end"
     content_index: int
@@ -310,14 +311,14 @@ class ThinkingEndEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ToolCallStartEvent(_Event):
     type: Literal["toolcall_start"] = "toolcall_start"
     content_index: int
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ToolCallDeltaEvent(_Event):
     type: Literal["toolcall_delta"] = "toolcall_delta"
     content_index: int
@@ -325,7 +326,7 @@ class ToolCallDeltaEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ToolCallEndEvent(_Event):
     type: Literal["toolcall_end"] = "toolcall_end"
     content_index: int
@@ -333,14 +334,14 @@ class ToolCallEndEvent(_Event):
     partial: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class DoneEvent(_Event):
     type: Literal["done"] = "done"
     reason: Literal["stop", "length", "toolUse"]
     message: AssistantMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     reason: Literal["aborted", "error"]

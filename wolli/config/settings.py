@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -206,6 +205,8 @@ def write_json_atomic(path: Path, data: object, mode: int | None = None) -> None
         except OSError:
             mode = 0o644
     ensure_private_dir(path.parent)  # WOLLI_HOME or an agent home: the user's alone
+    import tempfile  # with the first write: not on a run that only reads settings (~5 ms)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

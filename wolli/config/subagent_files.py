@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ..base.front_matter import parse_front_matter
+from ..base.records import record
 from ..base.safe_files import read_head
 
 # A definition is a prompt, not a book: anything longer is cut and said so.
@@ -36,7 +37,7 @@ class SubagentFileError(ValueError):
     """A definition file that cannot be used; the message names the file and the problem."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SubagentDefinition:
     """One subagent, wherever it was defined (a file, an extension, built in)."""
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..base.entry_points import entry_points_of
+from ..base.records import record
 
 # before: name -> the runtime event it binds
 BEFORE_EVENTS = {
@@ -37,7 +37,7 @@ BEFORE_EVENTS = {
 HOOK_ENTRY_POINT_GROUP = "wolli.hooks"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HookDefinition:
     before: str
     run: Callable[..., Any]

@@ -26,10 +26,11 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
+
+from ..base.records import record
 
 if TYPE_CHECKING:
     import importlib.metadata
@@ -75,7 +76,7 @@ class ExtensionLoadError(Exception):
     """An extension that could not be imported or set up; the message names file and line."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExtensionSource:
     """Where one extension comes from: a file or folder, or an installed entry point."""
 

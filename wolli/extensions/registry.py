@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
+from ..base.records import record
 
 if TYPE_CHECKING:
     from ..config.subagent_files import SubagentDefinition
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 FLAG_TYPES = ("boolean", "string")
 
 
-@dataclass
+@record
 class Flag:
     name: str
     description: str
@@ -36,7 +37,7 @@ class Flag:
     owner: str
 
 
-@dataclass
+@record
 class Shortcut:
     key: str  # canonical (wolli.config.keys): "alt+ctrl+p", whatever the author wrote
     handler: Callable[..., Any]
@@ -50,7 +51,7 @@ class Shortcut:
             await result
 
 
-@dataclass
+@record
 class ExtensionPromptSection:
     title: str
     content: str | Callable[[], str]  # a function is read at each prompt build
@@ -66,7 +67,7 @@ class ExtensionPromptSection:
         return "" if value is None else str(value)
 
 
-@dataclass
+@record
 class RegisteredCommand:
     name: str
     handler: Callable[..., Any]
@@ -117,7 +118,7 @@ class CommandHandle:
         self._registry.remove_command(self._command)
 
 
-@dataclass
+@record
 class ExtensionRecord:
     name: str
     source: ExtensionSource

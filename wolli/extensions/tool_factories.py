@@ -18,12 +18,12 @@ tool dict may carry ``on_session(event, ctx)``; it is called with ``event.reason
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent.tool import ToolDefinition
 from ..ai.abort import AbortSignal
+from ..base.records import record
 from .api_services import EventBus
 from .host import ContextView, ExtensionHost
 
@@ -40,7 +40,7 @@ RESERVED_NAMES = frozenset({"read", "write", "edit", "bash", "grep", "find", "ls
 START_REASONS = {"startup": "start", "reload": "start", "new": "switch", "resume": "switch", "fork": "branch"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolSessionEvent:
     reason: str  # start | switch | branch | tree | shutdown
     previous_session_file: str | None = None

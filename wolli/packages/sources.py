@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from ..base.records import record
 
 SourceKind = Literal["index", "git", "path"]
 
@@ -28,7 +29,7 @@ class SourceError(ValueError):
     """A source that names nothing installable; the message says what would."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     kind: SourceKind
     given: str  # as typed

@@ -11,7 +11,7 @@ Handler-only events (the ones extension code may answer: ``tool_call``, ``input`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.events import (
@@ -26,6 +26,7 @@ from ..agent.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from ..base.records import record
 
 if TYPE_CHECKING:
     from ..ai.types import Model
@@ -37,21 +38,21 @@ StartReason = Literal["startup", "reload", "new", "resume", "fork"]
 ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionStartEvent:
     reason: StartReason
     previous_session_file: str | None = None
     type: Literal["session_start"] = field(default="session_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionShutdownEvent:
     reason: ShutdownReason
     target_session_file: str | None = None
     type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionBeforeTreeEvent:
     """The leaf is about to move to ``target_id`` (a handler may answer ``{"cancel": True}``)."""
 
@@ -60,7 +61,7 @@ class SessionBeforeTreeEvent:
     type: Literal["session_before_tree"] = field(default="session_before_tree", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionTreeEvent:
     """The leaf moved (tree navigation): the branch the model sees is a different one."""
 
@@ -69,7 +70,7 @@ class SessionTreeEvent:
     type: Literal["session_tree"] = field(default="session_tree", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RunStateEvent:
     """The session's run state changed (``idle`` -> ``running`` -> ``retrying`` ...)."""
 
@@ -78,7 +79,7 @@ class RunStateEvent:
     type: Literal["run_state"] = field(default="run_state", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class QueueUpdateEvent:
     """The texts still queued for delivery (pi's ``queue_update``)."""
 
@@ -87,13 +88,13 @@ class QueueUpdateEvent:
     type: Literal["queue_update"] = field(default="queue_update", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CompactionStartEvent:
     reason: CompactionReason
     type: Literal["compaction_start"] = field(default="compaction_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class CompactionEndEvent:
     reason: CompactionReason
     result: CompactionResult | None = None  # set when it succeeded
@@ -103,7 +104,7 @@ class CompactionEndEvent:
     type: Literal["compaction_end"] = field(default="compaction_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AutoRetryStartEvent:
     attempt: int
     max_attempts: int
@@ -112,7 +113,7 @@ class AutoRetryStartEvent:
     type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class AutoRetryEndEvent:
     success: bool
     attempt: int
@@ -120,7 +121,7 @@ class AutoRetryEndEvent:
     type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ModelSelectEvent:
     model: Model
     previous_model: object
@@ -128,14 +129,14 @@ class ModelSelectEvent:
     type: Literal["model_select"] = field(default="model_select", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ThinkingLevelSelectEvent:
     level: str
     previous_level: str | None
     type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class PermissionModeChangeEvent:
     """The session's permission mode changed (the user's key, ``/permissions``, RPC, an
     extension): ``default``, ``accept-edits``, ``plan`` or ``yolo``."""
@@ -146,7 +147,7 @@ class PermissionModeChangeEvent:
     type: Literal["permission_mode_change"] = field(default="permission_mode_change", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class RewindEvent:
     """Files and/or the conversation went back to before ``target_id`` (a message of the
     user's, or an earlier rewind, which this one undid)."""
@@ -160,7 +161,7 @@ class RewindEvent:
     type: Literal["rewind"] = field(default="rewind", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ExtensionErrorEvent:
     """A handler raised, timed out or returned something invalid (pi's ``extension_error``).
 
@@ -174,7 +175,7 @@ class ExtensionErrorEvent:
     type: Literal["extension_error"] = field(default="extension_error", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class NoticeEvent:
     """Something the user should know that is not an error of the run: a session file that
     could not be written, a setting that was ignored. Print mode writes it to stderr."""
@@ -187,7 +188,7 @@ class NoticeEvent:
 SubagentStatus = Literal["done", "error", "aborted"]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SubagentStartEvent:
     """A ``task`` call started a child session (docs/subagents.md). ``subagent_id`` is the
     child's session id; ``tool_call_id`` the parent's ``task`` call it answers."""
@@ -202,7 +203,7 @@ class SubagentStartEvent:
     type: Literal["subagent_start"] = field(default="subagent_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SubagentEndEvent:
     """A child finished: its answer (``result``) or why not (``error``)."""
 
@@ -221,7 +222,7 @@ class SubagentEndEvent:
     type: Literal["subagent_end"] = field(default="subagent_end", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SubagentEvent:
     """One event of a running child, passed on to the parent's front ends (the TUI's child
     rows, line mode, json and RPC): ``event`` is the child's own event, unchanged."""

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..ai.abort import AbortSignal
 from ..ai.types import Model, StreamOptions
+from ..base.records import record
 from .context import entry_to_message
 from .entries import BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry
 from .summarize import (
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 SPLIT_TURN_HEADING = "**Turn Context (split turn):**"
 
 
-@dataclass
+@record
 class CompactionSettings:
     """``compaction`` in settings.json (pi's defaults)."""
 
@@ -100,7 +101,7 @@ def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
 # ---------------------------------------------------------------------------- cut point
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CutPoint:
     first_kept_entry_index: int
     # Where the split turn begins (its user message); -1 unless ``is_split_turn``.
@@ -152,7 +153,7 @@ def find_cut_point(entries: list[Any], start_index: int, end_index: int, keep_re
 # ---------------------------------------------------------------------------- preparation
 
 
-@dataclass
+@record
 class CompactionPreparation:
     """Everything one compaction needs; what ``session_before_compact`` handlers receive."""
 
@@ -221,7 +222,7 @@ def prepare_compaction(branch_entries: list[Any], settings: CompactionSettings) 
 # ---------------------------------------------------------------------------- the summary
 
 
-@dataclass
+@record
 class CompactionResult:
     summary: str
     first_kept_entry_id: str
@@ -346,7 +347,7 @@ def _budget(model: Model, output_tokens: int, taken_chars: int) -> int:
 # ---------------------------------------------------------------------------- cool-down
 
 
-@dataclass
+@record
 class CompactionBreaker:
     """Stops automatic compaction for a while after repeated failures instead of looping.
 

@@ -11,11 +11,12 @@ the model and level to restore when the session is resumed.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..agent.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
 from ..ai.types import TextContent, ToolResultMessage
+from ..base.records import record
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .entries import SessionEntry
 
 
-@dataclass
+@record
 class SessionContext:
     messages: list[Any] = field(default_factory=list)
     thinking_level: str | None = None

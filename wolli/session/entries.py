@@ -9,12 +9,13 @@ Unknown fields survive a read/write round trip (``wire_extra``, :mod:`wolli.base
 from __future__ import annotations
 
 import datetime as _dt
-import secrets
-from dataclasses import dataclass, field
+import os
+from dataclasses import field
 from typing import Any, Literal
 
 from ..agent.messages import AgentMessage
 from ..ai.types import UserContentBlock
+from ..base.records import record
 from ..base.wire import WireModel, wire_union
 
 SESSION_VERSION = 3
@@ -26,12 +27,12 @@ def iso_now() -> str:
 
 def new_entry_id(existing: set[str] | None = None) -> str:
     while True:
-        candidate = secrets.token_hex(4)
+        candidate = os.urandom(4).hex()  # what secrets.token_hex does, without hashlib/hmac
         if existing is None or candidate not in existing:
             return candidate
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class SubagentOrigin(WireModel):
     """In a child session's header: the subagent it ran as and where its parent called it."""
 
@@ -40,7 +41,7 @@ class SubagentOrigin(WireModel):
     tool_call_id: str
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class SessionHeader(WireModel):
     type: Literal["session"] = "session"
     version: int = SESSION_VERSION
@@ -53,7 +54,7 @@ class SessionHeader(WireModel):
     subagent: SubagentOrigin | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class _Entry(WireModel):
     id: str
     parent_id: str | None = None
@@ -61,7 +62,7 @@ class _Entry(WireModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         """``type`` first and ``parentId`` always present (``null`` for a root), as pi writes."""
-        data = super(_Entry, self).to_json_dict()
+        data = super(_Entry, self).to_json_dict()  # noqa: UP008 - slots: the class is remade
         return {"type": data.pop("type"), "id": data.pop("id"), "parentId": self.parent_id, **data}
 
     def to_json(self) -> str:
@@ -70,26 +71,26 @@ class _Entry(WireModel):
         return json.dumps(self.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class MessageEntry(_Entry):
     type: Literal["message"] = "message"
     message: AgentMessage
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ModelChangeEntry(_Entry):
     type: Literal["model_change"] = "model_change"
     provider: str
     model_id: str
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class ThinkingLevelChangeEntry(_Entry):
     type: Literal["thinking_level_change"] = "thinking_level_change"
     thinking_level: str
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CompactionEntry(_Entry):
     type: Literal["compaction"] = "compaction"
     summary: str
@@ -100,7 +101,7 @@ class CompactionEntry(_Entry):
     from_hook: bool | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class BranchSummaryEntry(_Entry):
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str
@@ -109,7 +110,7 @@ class BranchSummaryEntry(_Entry):
     from_hook: bool | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CustomEntry(_Entry):
     """Extension state: stored, never sent to the model."""
 
@@ -118,7 +119,7 @@ class CustomEntry(_Entry):
     data: Any = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CustomMessageEntry(_Entry):
     """An extension message that is part of the model context."""
 
@@ -129,20 +130,20 @@ class CustomMessageEntry(_Entry):
     details: Any = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class LabelEntry(_Entry):
     type: Literal["label"] = "label"
     target_id: str
     label: str | None = None  # None clears the label
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class SessionInfoEntry(_Entry):
     type: Literal["session_info"] = "session_info"
     name: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class TagsEntry(_Entry):
     """Wolli's folded key/value tags: later entries override earlier keys; None deletes."""
 
@@ -150,7 +151,7 @@ class TagsEntry(_Entry):
     tags: dict[str, str | None] = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(slots=True, kw_only=True)
 class CheckpointEntry(_Entry):
     """Wolli's file checkpoint (``docs/checkpoints.md``): what files held before the agent
     changed them, as content hashes of blobs kept beside the session file.

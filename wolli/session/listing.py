@@ -17,10 +17,11 @@ import json
 import mmap
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from ..base.records import record
 from ..base.safe_files import open_regular
 from ..config.paths import cwd_slug, sessions_dir
 from .tags import fold_tags
@@ -36,7 +37,7 @@ _SESSION_INFO = b'\n{"type":"session_info"'
 _TAGS = b'\n{"type":"tags"'
 
 
-@dataclass
+@record
 class SessionInfo:
     path: str
     id: str

@@ -21,11 +21,12 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.durable import sync_folder
+from ..base.records import record
 from ..base.safe_files import FileTooLargeError, read_capped
 from ..base.text_safety import without_surrogates
 from ..base.wire import WireError
@@ -72,7 +73,7 @@ class SessionFileError(Exception):
     """A file that cannot be used as a session (no valid header, unreadable)."""
 
 
-@dataclass
+@record
 class LoadedSession:
     header: SessionHeader | None
     entries: list[Any] = field(default_factory=list)

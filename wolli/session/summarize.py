@@ -14,12 +14,13 @@ import asyncio
 import dataclasses
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..ai.abort import AbortSignal
 from ..ai.stream import stream
 from ..ai.types import Context, Model, StreamOptions, UserMessage
+from ..base.records import record
 
 TOOL_RESULT_MAX_CHARS = 2000
 TOOL_ARGUMENT_MAX_CHARS = 500
@@ -40,7 +41,7 @@ class CompactionError(Exception):
 # ---------------------------------------------------------------------------- file operations
 
 
-@dataclass
+@record
 class FileOperations:
     """Paths touched by the file tools in the summarised part of the session."""
 

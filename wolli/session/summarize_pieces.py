@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
+from ..base.records import record
 from .summarize import SUMMARY_FORMAT, CompactionError
 from .tokens import CHARS_PER_TOKEN
 
@@ -40,7 +40,7 @@ PART_NOTE = "This transcript is part {index} of {count} of the older history, ol
 Ask = Callable[[str], Awaitable[str]]
 
 
-@dataclass
+@record
 class PieceSummary:
     text: str
     requests: int = 0

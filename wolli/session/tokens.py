@@ -10,8 +10,9 @@ which is the safe direction for a "compact before it overflows" decision.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..base.records import record
 
 if TYPE_CHECKING:
     from ..agent.messages import AgentMessage
@@ -20,7 +21,7 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1200
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ContextTokens:
     """How full the context is: ``tokens`` = ``usage_tokens`` + ``trailing_tokens``.
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import copy
 import os
 import stat as stat_module
-from dataclasses import dataclass
 
 from ..base.daemon_threads import run_blocking
+from ..base.records import record
 from ..base.safe_files import read_capped, write_regular
 from .process import ExecOptions, ExecResult, run_shell_command
 
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class FileStat:
     size: int
     mtime: float
@@ -40,7 +40,7 @@ class FileStat:
     mode: int = 0
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class DirEntry:
     name: str
     is_file: bool
@@ -48,7 +48,7 @@ class DirEntry:
     is_symlink: bool
 
 
-@dataclass
+@record
 class Environment:
     """A run target. Override any member with :meth:`derive` to delegate it elsewhere."""
 

@@ -29,10 +29,10 @@ import signal as signals
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ..ai.abort import AbortSignal
+from ..base.records import record
 from .proctree import HAS_PROC, live_tree, signal_tree
 from .shell import resolve_shell, shell_env
 from .supervisor import Supervision, supervise
@@ -45,7 +45,7 @@ KILL_GRACE = 0.5
 _POLL = 0.025
 
 
-@dataclass
+@record
 class ExecOptions:
     timeout: float | None = None  # seconds; on expiry the whole process tree is killed
     signal: AbortSignal | None = None  # AbortSignal; abort kills the whole process tree
@@ -55,7 +55,7 @@ class ExecOptions:
     env: dict[str, str] | None = None  # extra environment variables
 
 
-@dataclass
+@record
 class ExecResult:
     exit_code: int | None  # None when killed
     output: str = ""  # combined stdout+stderr (only when no on_data was given)
@@ -309,7 +309,7 @@ async def _terminate_tree(pid: int, exited: asyncio.Future[Any]) -> None:
 COMMAND_OUTPUT_CAP = 16 * 1024 * 1024
 
 
-@dataclass
+@record
 class CommandResult:
     """What ``wolli.exec`` returns: stdout and stderr apart (unlike :class:`ExecResult`)."""
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -123,7 +122,7 @@ class _WatchdogLink:
         self.pid: int | None = None
         self.popen: subprocess.Popen[bytes] | None = None
         self.error: str | None = None  # why supervision is not working, if it is not
-        self.prefix = f"{os.getpid()}.{secrets.token_hex(3)}"
+        self.prefix = f"{os.getpid()}.{os.urandom(3).hex()}"
         self.counter = itertools.count(1)
 
     # ------------------------------------------------------------------ units

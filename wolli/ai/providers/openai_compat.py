@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, cast
 from urllib.parse import urlparse
 
+from ...base.records import record
 from ..types import Model
 
 THINKING_FORMATS = ("openai", "openrouter", "zai", "qwen", "qwen-chat-template", "none")
@@ -46,7 +47,7 @@ _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _MISTRAL_ID = re.compile(r"^[A-Za-z0-9]{9}$")
 
 
-@dataclass
+@record
 class OpenAICompat:
     """Resolved switches for one model (snake_case mirror of the ``model.compat`` keys)."""
 

@@ -62,9 +62,9 @@ stream with the provider's message. Wire reference: fixtures/wire/wire.md ยง2, ย
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
+from ...base.ids import uuid4_hex
 from ..builder import MessageBuilder
 from ..http import (
     ProviderConnectionError,
@@ -399,7 +399,7 @@ class _ChatStream:
             block = self.tool_blocks[-1]  # id-less continuation of the last call
         if block is None:
             self._close_current()
-            block = self.b.toolcall_start(call_id or f"call_{uuid.uuid4().hex[:24]}", name)
+            block = self.b.toolcall_start(call_id or f"call_{uuid4_hex()[:24]}", name)
             self.tool_blocks.append(block)
             if call_id:
                 self.by_id[call_id] = block

@@ -143,9 +143,9 @@ class TuiController:
         try:
             await asyncio.to_thread(imports)
             if api is not None:
-                from ...ai.http import get_client
+                from ...ai.http import warm
 
-                get_client()
+                warm()
         except Exception:
             pass
 

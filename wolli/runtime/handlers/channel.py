@@ -30,8 +30,10 @@ import difflib
 import inspect
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ...base.records import record
 
 if TYPE_CHECKING:
     from ...agent.events import MessageEndEvent
@@ -56,7 +58,7 @@ class NamedEvent(Protocol):
     def type(self) -> str: ...
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class Handler:
     event: str
     fn: Callable[..., Any]
@@ -175,7 +177,7 @@ def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
 
 
-@dataclass
+@record
 class ToolCallDecision:
     block: bool = False
     reason: str | None = None
@@ -184,14 +186,14 @@ class ToolCallDecision:
     allow: bool = False  # a handler vouched for the call (deny rules still win)
 
 
-@dataclass
+@record
 class InputDecision:
     action: str = "continue"  # continue | transform | handled
     text: str = ""
     images: list[Any] = field(default_factory=list)
 
 
-@dataclass
+@record
 class AgentStartDecision:
     messages: list[Any] = field(default_factory=list)
     system_prompt: str | None = None

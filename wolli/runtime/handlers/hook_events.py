@@ -9,10 +9,11 @@ prompt as the user message...).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...ai.abort import AbortSignal
+from ...base.records import record
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -38,7 +39,7 @@ def streaming_behavior(value: object) -> StreamingBehavior | None:
     return found
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class InputEvent:
     text: str
     images: list[Any]
@@ -47,7 +48,7 @@ class InputEvent:
     type: Literal["input"] = field(default="input", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BeforeAgentStartEvent:
     prompt: str
     images: list[Any]
@@ -56,7 +57,7 @@ class BeforeAgentStartEvent:
     type: Literal["before_agent_start"] = field(default="before_agent_start", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ContextEvent:
     """``messages`` is a deep copy: handlers may change it freely."""
 
@@ -64,14 +65,14 @@ class ContextEvent:
     type: Literal["context"] = field(default="context", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class BeforeProviderRequestEvent:
     payload: object
     model: Model | None = None
     type: Literal["before_provider_request"] = field(default="before_provider_request", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolCallEvent:
     """``input`` is the validated arguments as a dict; mutate it in place to patch them."""
 
@@ -81,7 +82,7 @@ class ToolCallEvent:
     type: Literal["tool_call"] = field(default="tool_call", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class ToolResultEvent:
     tool_name: str
     tool_call_id: str
@@ -92,7 +93,7 @@ class ToolResultEvent:
     type: Literal["tool_result"] = field(default="tool_result", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class UserBashEvent:
     command: str
     exclude_from_context: bool
@@ -100,7 +101,7 @@ class UserBashEvent:
     type: Literal["user_bash"] = field(default="user_bash", init=False)
 
 
-@dataclass(slots=True)
+@record(slots=True)
 class SessionBeforeCompactEvent:
     preparation: object
     branch_entries: list[Any]

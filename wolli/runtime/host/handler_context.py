@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ...base.records import record
 from ...extensions.context import ExtensionMode, ExtensionUI
 from ..live.handle import SessionHandle
 from ..safety.handle import PermissionsHandle  # evaluated: wolli.ExtensionContext's hints resolve
 from ..subagents.child import SubagentInfo
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HandlerContext:
     """The ``ctx`` every handler, command, shortcut and tool of a session receives (the
     ``ExtensionContext`` of docs/extensions.md, exported as ``wolli.ExtensionContext``): the live session,

@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ...base.records import record
 from ..handlers.hook_events import streaming_behavior
 from .live_session import LiveSession
 
@@ -57,7 +57,7 @@ class StaleSessionError(RuntimeError):
     """A session handle was used after its session was replaced or closed."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolInfo:
     """What ``get_all_tools()`` reports for one tool (also readable as a mapping)."""
 
@@ -71,7 +71,7 @@ class ToolInfo:
         return getattr(self, key)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NewSessionResult:
     cancelled: bool
     session: SessionHandle | None = None

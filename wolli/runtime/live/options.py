@@ -7,8 +7,10 @@ and extension code's ``create_session(options)`` does the same.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from ...base.records import record
 
 if TYPE_CHECKING:
     from ...agent.tool import ToolDefinition
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
     from ...permissions.modes import PermissionMode
 
 
-@dataclass
+@record
 class SessionOptions:
     """What a new or opened session starts with. ``None`` means "what the session file or
     the settings say" (a resumed session keeps its model and thinking level)."""

@@ -7,10 +7,10 @@ The pipeline itself (``LiveSession.prompt``) runs, in order: extension command -
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...agent.messages import CustomMessage
+from ...base.records import record
 from ..resources.loading import ResourceSet, expand_prompt_template, expand_skill
 
 # An agent_end handler may ask for another turn; this many in a row at most, so two
@@ -61,7 +61,7 @@ def to_custom_message(value: object) -> CustomMessage:
     return CustomMessage(**fields)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SlashCommandInfo:
     """A command invocable through ``prompt`` (what ``ctx.session.get_commands()`` lists)."""
 

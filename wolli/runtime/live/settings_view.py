@@ -7,16 +7,16 @@ extension's ``settings.update``, an edited file after ``/reload``) from its next
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...base.records import record
 from ...config.settings import Settings
 
 if TYPE_CHECKING:
     from ...session.compaction import CompactionSettings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RetrySettings:
     enabled: bool
     max_retries: int

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from ...base.front_matter import parse_front_matter
+from ...base.records import record
 from ...base.safe_files import read_head
 
 CONTEXT_FILE_NAMES = ("AGENTS.md", "CLAUDE.md")
 _MAX_CONTEXT_FILE_BYTES = 256 * 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ContextFile:
     path: str
     content: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Skill:
     name: str
     description: str
@@ -34,7 +35,7 @@ class Skill:
     disable_model_invocation: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PromptTemplate:
     name: str
     description: str
@@ -42,7 +43,7 @@ class PromptTemplate:
     path: str
 
 
-@dataclass
+@record
 class ResourceSet:
     context_files: list[ContextFile] = field(default_factory=list)
     soul: str = ""

@@ -8,17 +8,18 @@ extension can rebuild or reshape the prompt from the same data Wolli used.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ...agent.tool import ToolDefinition
+from ...base.records import record
 from .loading import ContextFile, Skill
 
 if TYPE_CHECKING:
     from ...config.settings import Settings
 
 
-@dataclass
+@record
 class PromptSection:
     """Text an extension adds to the system prompt (piglet's prompt sections)."""
 
@@ -27,7 +28,7 @@ class PromptSection:
     order: int = 0
 
 
-@dataclass
+@record
 class BuildSystemPromptOptions:
     config: Settings | None = None  # the host's settings
     cwd: str = "."

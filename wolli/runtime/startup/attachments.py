@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import base64
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...ai.types import ImageContent
+from ...base.records import record
 from ...base.safe_files import read_capped
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class AttachmentError(ValueError):
     """An ``@`` argument that cannot be attached; the message says why and what to do."""
 
 
-@dataclass
+@record
 class Attachments:
     text: str = ""
     images: list[ImageContent] = field(default_factory=list)

@@ -7,8 +7,10 @@ can build a request (and paint a first frame) before the runtime is imported.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from ...base.records import record
 
 if TYPE_CHECKING:
     from ...ai.types import ThinkingLevel
@@ -31,7 +33,7 @@ class StartupError(Exception):
         self.warnings: list[str] = []
 
 
-@dataclass
+@record
 class StartupRequest:
     """What the user asked for, as parsed from the command line (or given by a program)."""
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ...ai.types import ImageContent, Model, ThinkingLevel
 from ...base import startup_gc
+from ...base.records import record
 from ...config import paths
 from ...extensions.context import ExtensionUI
 from ..host.agent_host import AgentHost
@@ -29,13 +30,13 @@ from .attachments import AttachmentError, read_attachments
 from .request import USAGE, StartupError, StartupRequest
 
 
-@dataclass
+@record
 class PromptInput:
     text: str
     images: list[ImageContent] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Startup:
     host: AgentHost
     session: LiveSession
@@ -265,7 +266,7 @@ async def _start(
     return Startup(host, session, prompts, warnings, flags)
 
 
-@dataclass
+@record
 class HostStartup:
     """A host ready to open sessions, what ``--model``/``--thinking`` asked for them, and
     the configuration problems found on the way."""

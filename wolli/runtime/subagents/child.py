@@ -12,9 +12,9 @@ the host's: an extension's ``tool_call`` rule and plan mode bind children like t
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ...base.records import record
 from ...config.subagent_files import SubagentDefinition
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class SubagentHost(Protocol):
     def release_handle(self, session: LiveSession) -> None: ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SubagentInfo:
     """``ctx.subagent`` in a child's handlers and tools (None in a top-level session)."""
 
