@@ -194,21 +194,11 @@ class Response:
                         while (await reader.readuntil(b"\n")).strip():  # trailers
                             pass
                         break
-                    left = size
-                    while left:
-                        data = await reader.read(min(left, 65536))
-                        if not data:
-                            raise RemoteProtocolError("peer closed connection without sending complete message body")
-                        left -= len(data)
+                    async for data in _exactly(reader, size):
                         yield data
                     await reader.readexactly(2)
             elif self._length is not None:
-                left = self._length
-                while left:
-                    data = await reader.read(min(left, 65536))
-                    if not data:
-                        raise RemoteProtocolError("peer closed connection without sending complete message body")
-                    left -= len(data)
+                async for data in _exactly(reader, self._length):
                     yield data
             else:
                 while data := await reader.read(65536):
@@ -410,3 +400,14 @@ def pool(tls: Callable[[], ssl.SSLContext]) -> Pool:
     if found is None or found.closed:
         found = _pools[loop] = Pool(tls)
     return found
+
+
+async def _exactly(reader: asyncio.StreamReader, size: int) -> AsyncIterator[bytes]:
+    """``size`` bytes of a body (a chunk, or a Content-Length body) as they arrive."""
+    left = size
+    while left:
+        data = await reader.read(min(left, 65536))
+        if not data:
+            raise RemoteProtocolError("peer closed connection without sending complete message body")
+        left -= len(data)
+        yield data
