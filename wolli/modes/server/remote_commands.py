@@ -80,8 +80,9 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         from ..interactive.commands.mcp import mcp_command
 
         servers = await host.call({"type": "get_mcp_servers"})
-        configured = bool(_records(servers, "servers")) or bool(isinstance(servers, dict) and servers.get("projectPending"))
-        await mcp_command(front, RemoteMcp(host) if configured else None, args)
+        known = servers if isinstance(servers, dict) else {}
+        configured = bool(_records(known, "servers")) or bool(known.get("projectPending"))
+        await mcp_command(front, RemoteMcp(host, known) if configured else None, args)
     elif name == "login":
         await login(args, host, front)
     elif name == "logout":
@@ -312,12 +313,12 @@ def permissions_text(state: object) -> str:
 class RemoteMcp:
     """``/mcp``'s control over the server's MCP servers (``get_mcp_servers`` and friends)."""
 
-    def __init__(self, host: RemoteSessionHost) -> None:
+    def __init__(self, host: RemoteSessionHost, servers: dict[str, object]) -> None:
         self.host = host
+        self._known = servers  # get_mcp_servers as the command found it: one menu, one query
 
     async def _servers(self) -> dict[str, object]:
-        data = await self.host.call({"type": "get_mcp_servers"})
-        return data if isinstance(data, dict) else {}
+        return self._known
 
     async def statuses(self) -> list[dict[str, Any]]:
         return _records(await self._servers(), "servers")
