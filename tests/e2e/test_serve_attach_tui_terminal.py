@@ -175,9 +175,11 @@ def test_wolli_attach_starts_a_server_when_none_runs_and_no_start_refuses(tmp_pa
     sock = project / "s.sock"
     term = None
     try:
+        # wide: the message names the socket's (long, temporary) path and must not wrap
         term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--no-start", "--socket", str(sock)],
-                            cwd=str(project), env=env)
-        term.wait_for("no server answers")  # (it exits at once: tmux may not keep its status)
+                            cwd=str(project), env=env, width=400)
+        term.wait_for("no server answers")
+        term.wait_for("Pane is dead (status 1")  # tmux's own line: the attach exited with 1
         assert not sock.exists()
         term.close()
         term = TmuxTerminal([sys.executable, "-m", "wolli", "attach", "--socket", str(sock)], cwd=str(project), env=env)
