@@ -14,12 +14,9 @@ from pathlib import Path
 
 from tests.support.openai_chat import text_answer
 from tests.support.rpc import write_models
-from tests.support.serve import records_until, settled
+from tests.support.serve import in_process_server, records_until, settled
 from tests.support.waiting import wait_until, wait_until_sync
-from wolli.modes.server.access import ListenAddress
 from wolli.modes.server.client import ServerClient
-from wolli.modes.server.serve import ResidentServer, ServeOptions
-from wolli.runtime.startup.request import StartupRequest
 
 REPLACER = '''
 def extension(wolli):
@@ -96,21 +93,9 @@ def test_an_upgrade_is_refused_while_the_old_servers_clients_are_attached(served
     assert upgraded.client().call({"type": "get_live_sessions"})["server"]["pid"] == upgraded.process.pid
 
 
-async def _in_process_server(project: Path, **limits: float | int) -> tuple[ResidentServer, asyncio.Task[int]]:
-    request = StartupRequest(mode="rpc", cwd=str(project), model="local/local-model", no_extensions=True,
-                             require_model=False)
-    options = ServeOptions(socket_path=project / "s.sock", listen=ListenAddress("127.0.0.1", 0), token="secret",
-                           **limits)  # type: ignore[arg-type]
-    server = ResidentServer(request, options)
-    task = asyncio.create_task(server.run())
-    await wait_until(lambda: server.tcp_port is not None or task.done(), 30, "the server to listen")
-    assert server.tcp_port is not None, task
-    return server, task
-
-
 async def test_a_client_that_never_authenticates_is_sent_away(project, wolli_home, loopback):
     write_models(wolli_home, loopback.url + "/v1")
-    server, task = await _in_process_server(project, auth_deadline=0.3)
+    server, task = await in_process_server(project, auth_deadline=0.3)
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.tcp_port)
         writer.write(b"{")  # framing decided (JSON lines), but no auth line ever comes
@@ -128,7 +113,7 @@ async def test_a_client_that_never_authenticates_is_sent_away(project, wolli_hom
 
 async def test_a_client_that_stops_reading_is_cut_off_and_the_others_go_on(project, wolli_home, loopback, capfd):
     write_models(wolli_home, loopback.url + "/v1")
-    server, task = await _in_process_server(project, write_backlog_limit=64 * 1024)
+    server, task = await in_process_server(project, write_backlog_limit=64 * 1024)
     try:
         stalled = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds little for it

@@ -42,6 +42,9 @@ MARKER = "LAST-ANSWER-MARKER"
 
 def long_session(path: Path, pairs: int) -> None:
     lines = session_lines(pairs)
+    header = json.loads(lines[0])  # a session id of its own: the server must not take it for another run's
+    header["id"] = f"{header['id'][:-12]}{abs(hash(path.name)) % 10**12:012d}"
+    lines[0] = json.dumps(header)
     last = json.loads(lines[-1])
     assert last["message"]["role"] == "assistant"
     last["message"]["content"] = [{"type": "text", "text": f"The end of the session: {MARKER}."}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -11,8 +12,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.support.waiting import wait_until_sync
+from tests.support.waiting import wait_until, wait_until_sync
+from wolli.modes.server.access import ListenAddress
 from wolli.modes.server.client import ServerClient
+from wolli.modes.server.serve import ResidentServer, ServeOptions
+from wolli.runtime.startup.request import StartupRequest
+
+
+async def in_process_server(project: Path, **limits: float | int) -> tuple[ResidentServer, asyncio.Task[int]]:
+    """A ``ResidentServer`` run on this event loop (socket ``project/s.sock``, and TCP on a free
+    loopback port with token ``secret``), for tests that look inside it or change its limits."""
+    request = StartupRequest(mode="rpc", cwd=str(project), model="local/local-model", no_extensions=True,
+                             require_model=False)
+    options = ServeOptions(socket_path=project / "s.sock", listen=ListenAddress("127.0.0.1", 0), token="secret",
+                           **limits)  # type: ignore[arg-type]
+    server = ResidentServer(request, options)
+    task = asyncio.create_task(server.run())
+    await wait_until(lambda: server.tcp_port is not None or task.done(), 30, "the server to listen")
+    assert server.tcp_port is not None, task
+    return server, task
 
 
 class ServeProcess:

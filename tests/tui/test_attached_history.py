@@ -1,5 +1,6 @@
 """The full-screen app attached to ``wolli serve`` (Pilot, a real server process): a long
-history's tail is drawn from the attach response and the older part is paged in above it."""
+history's tail is drawn from the attach response and the older part is fetched a page at a
+time, above it, as scrolling reaches it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from tests.support.long_session import write_long_session
 from tests.support.rpc import write_models
 from tests.support.serve import ServeProcess
 from tests.support.waiting import wait_until
+from wolli.agent.events import to_jsonable
 from wolli.modes.server.ahead import HISTORY_TAIL, attach_command, send_ahead
+from wolli.modes.server.attach_tui import HISTORY_PAGE
 from wolli.modes.server.link import ServerLink
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.user_message import UserMessageView
@@ -17,12 +20,13 @@ from wolli.modes.tui.widgets.user_message import UserMessageView
 from .helpers import attached_app
 
 
-async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, wolli_home: Path, loopback,
-                                                                tmp_path: Path):
+async def test_the_tail_is_drawn_first_and_the_rest_is_fetched_as_scrolling_reaches_it(
+        project: Path, wolli_home: Path, loopback, tmp_path: Path):
     write_models(wolli_home, loopback.url + "/v1")
     saved = tmp_path / "long.jsonl"
-    # 125 messages (every second answer calls a tool), 125 transcript rows
-    write_long_session(saved, str(project), 50, tools_every=2)
+    # 900 messages (every answer calls a tool: question, call, result), 900 transcript rows;
+    # two of the pages asked for begin at a result, which waits for the page with its call
+    write_long_session(saved, str(project), 300, tools_every=1)
     server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
     try:
         server.wait_listening()
@@ -41,23 +45,34 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_paged_in(project: Path, w
 
         app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_until(lambda: app.controller.session is not None
-                             and len(app.controller.session.messages) == 125, 20, "the whole history")
+            await wait_until(lambda: app.controller.session is not None and app.controller.session.messages,
+                             20, "the tail")
             attach = next(c for c in sent if c["type"] == "attach")
             assert attach["historyLimit"] == HISTORY_TAIL  # only the tail came with it
-            start = 125 - HISTORY_TAIL  # a question: the tail begins right there
-            assert {"type": "get_messages", "end": start} in sent
+            session = app.controller.session
+            tail = len(session.messages)
+            assert HISTORY_TAIL <= tail <= HISTORY_TAIL + 1
+            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 299")
             transcript = app.transcript
-            # every row is known (125 and the "Attached to session" notice), most of them unbuilt
-            assert len(transcript.items) == 126
-            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 49")
-            assert transcript.hidden_count == 126 - len(transcript.mounted) > 65  # the paged part counts
+            assert transcript.unfetched == 900 - tail and transcript.hidden_count > 800
             assert f"{transcript.hidden_count} earlier messages" in str(transcript.more.render())
-            # Ctrl+Home pages up to the very first question
+            await pilot.pause()
+            assert not [c for c in sent if c["type"] == "get_messages"]  # nothing fetched before it is wanted
+
+            # Ctrl+Home pages up to the very first question, fetching pages on the way
             while transcript.hidden_count:
+                before = transcript.hidden_count
                 await pilot.press("ctrl+home")
-                await pilot.pause()
+                await wait_until(lambda: transcript.hidden_count < before, 20, "earlier rows")
             assert app.query(UserMessageView).first().text == "question 0"
+            pages = [c for c in sent if c["type"] == "get_messages"]
+            assert len(pages) == 5 and all(0 < c["end"] - c["start"] <= HISTORY_PAGE for c in pages)
+            assert pages[-1]["start"] == 0
+            assert [b["end"] - a["start"] for a, b in zip(pages, pages[1:])] == [0, 1, 0, 1]  # results held back
+            # every message once, in order: the same list the server holds
+            whole = server.client().call({"type": "attach", "sessionId": session.session_id})["messages"]
+            assert [to_jsonable(m) for m in session.messages] == whole and len(whole) == 900
+            assert len(transcript.items) == 901  # and the "Attached to session" notice
     finally:
         server.stop()
 
@@ -83,7 +98,7 @@ async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(projec
                            connect=connect, ahead=ahead)
         async with app.run_test(size=(100, 30)):
             await wait_until(lambda: app.controller.session is not None
-                             and len(app.controller.session.messages) == 120, 20, "the whole history")
+                             and len(app.controller.session.messages) >= HISTORY_TAIL, 20, "the history's tail")
             assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 47")
             assert connects == []  # the early connection carried the attach and its answer
             live = server.client().call({"type": "get_live_sessions"})["sessions"]

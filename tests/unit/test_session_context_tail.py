@@ -1,4 +1,5 @@
-"""A resumed session's context, its end first: ``defer_context``, ``context_tail``, ``finish_context``.
+"""A resumed session's context, its end first: ``defer_context``, ``context_tail``, ``finish_context``
+(and ``older_messages``, the count of what comes before the tail).
 
 The tail must be exactly the end of the context the full build gives (same objects, so the
 screen's rows and the agent's messages line up), start at a row (never at a tool result whose
@@ -82,3 +83,30 @@ def test_appends_while_pending_land_after_the_tail(tmp_path: Path) -> None:
     assert all(a is b for a, b in zip(before_it, tail.messages, strict=True))
     lines = path.read_text().splitlines()
     assert json.loads(lines[-1])["message"]["content"] == "typed meanwhile"
+
+
+def test_the_tail_counts_the_messages_before_it(tmp_path: Path) -> None:
+    path = write_long_session(tmp_path / "s.jsonl", str(tmp_path), 300, tools_every=3)
+    for wanted in (1, 20, 61):
+        manager = SessionManager.open(path, defer_context=True)
+        tail = manager.context_tail(wanted)
+        assert tail is not None
+        manager.finish_context()
+        assert tail.older_messages + len(tail.messages) == len(manager.build_session_context().messages)
+
+
+def test_the_count_before_the_tail_follows_a_compaction_above_it(tmp_path: Path) -> None:
+    path = write_long_session(tmp_path / "long.jsonl", str(tmp_path), 100)
+    manager = SessionManager.open(path)
+    kept = manager.get_branch()[-8].id
+    manager.append_compaction("what happened before", kept, 50_000)
+    for i in range(40):  # enough after the compaction for a tail that stops short of it
+        manager.append_message({"role": "user", "content": f"after {i}", "timestamp": i})
+    manager.release_writer()
+    reopened = SessionManager.open(path, defer_context=True)
+    tail = reopened.context_tail(10)
+    assert tail is not None and len(tail.messages) == 10
+    reopened.finish_context()
+    full = reopened.build_session_context().messages
+    assert full[0].role == "compactionSummary" and len(full) == 1 + 8 + 40
+    assert tail.older_messages == len(full) - 10

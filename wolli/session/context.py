@@ -36,6 +36,9 @@ class SessionContext:
     thinking_level: str | None = None
     # (provider, model_id) to restore, or None when the path never named a model.
     model: tuple[str, str] | None = None
+    # Built from the end only (``SessionManager.context_tail``): how many messages of the
+    # whole context come before ``messages``, counted from the file's index.
+    older_messages: int = 0
 
 
 def iso_to_ms(timestamp: str | None) -> int:

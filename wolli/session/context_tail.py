@@ -44,5 +44,28 @@ def context_tail(store: EntryStore, leaf_id: str | None, messages: int) -> tuple
     return None
 
 
+def count_older(store: EntryStore, older_ids: list[str]) -> int:
+    """How many messages of the context the entries ``older_ids`` (leaf first, as
+    :func:`context_tail` leaves them) add, counted from the index without building them: every
+    message entry up to the latest compaction, then its summary and the entries it kept.
+
+    Exact for a sound file; a line found damaged only when it is built, or a tool call left
+    without a result far back, makes the built context differ by that message (a client paging
+    the history by index is corrected when the whole context is built: docs/server.md).
+    """
+    count = 0
+    for index, entry_id in enumerate(older_ids):
+        kind = store.kind(entry_id)
+        if kind == "compaction":
+            compaction = store.get(entry_id)
+            first_kept = getattr(compaction, "first_kept_entry_id", None)
+            above = older_ids[index + 1 :]
+            kept = above.index(first_kept) + 1 if first_kept in above else 0
+            return count + 1 + sum(1 for kept_id in above[:kept] if store.kind(kept_id) in _MESSAGE_KINDS)
+        if kind in _MESSAGE_KINDS:
+            count += 1
+    return count
+
+
 def _is_tool_result(entry: Any) -> bool:
     return getattr(getattr(entry, "message", None), "role", None) == "toolResult"

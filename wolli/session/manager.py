@@ -27,7 +27,7 @@ from ..base.records import record
 from ..config.paths import cwd_slug, sessions_dir
 from . import store, writer_lock
 from .context import SessionContext, build_context, interrupted_result
-from .context_tail import context_tail
+from .context_tail import context_tail, count_older
 from .entries import (
     BranchSummaryEntry,
     CheckpointEntry,
@@ -475,15 +475,17 @@ class SessionManager:
 
         Entries are built (and kept: they are the context) from the leaf back until at least
         ``messages`` messages are found and the first one is not a tool result, so its tool
-        calls are in the tail too. The model and thinking level are the whole branch's. None
-        when the walk reaches a compaction or the root first: that context is short, build
-        all of it. Only for a session opened with ``defer_context``.
+        calls are in the tail too. The model and thinking level are the whole branch's, and
+        ``older_messages`` counts the context's messages before the tail. None when the walk
+        reaches a compaction or the root first: that context is short, build all of it. Only
+        for a session opened with ``defer_context``.
         """
         found = context_tail(self._store, self._leaf_id, messages)
         if found is None:
             return None
         entries, older_ids = found
         context = build_context(entries)
+        context.older_messages = count_older(self._store, older_ids)
         if context.model is None or context.thinking_level is None:
             self._fill_from_older(context, older_ids)
         return context

@@ -227,7 +227,14 @@ class RpcCore:
             self._queue.put_nowait((spec, value))
 
     def _intake_idle(self) -> bool:
-        return not self._intake_busy and (self._queue is None or self._queue.empty())
+        return not self._intake_busy and (self._queue is None or self._queue.empty()) and not self.holds_commands()
+
+    def holds_commands(self) -> bool:
+        """Commands wait in the queue (queries too) until :meth:`before_command` lets them run."""
+        return False
+
+    async def before_command(self, spec: CommandSpec) -> None:
+        """Awaited before each queued command runs (a client's session finishing its load)."""
 
     def _run_query(self, spec: CommandSpec, command: dict[str, Any]) -> None:
         try:
@@ -246,6 +253,7 @@ class RpcCore:
             spec, command = await self._queue.get()
             self._intake_busy = True
             try:
+                await self.before_command(spec)
                 if spec.kind == "query":
                     self._run_query(spec, command)
                 else:

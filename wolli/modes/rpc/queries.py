@@ -45,7 +45,7 @@ def session_state(session: LiveSession) -> dict[str, Any]:
         "sessionId": session.session_id,
         "autoCompactionEnabled": bool(settings.get("compaction.enabled")),
         "autoRetryEnabled": bool(settings.get("retry.enabled")),
-        "messageCount": len(session.messages),
+        "messageCount": session.older_messages + len(session.messages),  # a tail-first open's too
         "pendingMessageCount": session.pending_message_count,
         "runState": session.run_state,
         "permissionMode": session.permissions.mode,

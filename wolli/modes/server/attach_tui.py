@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 RECONNECT_FOR = 120.0  # seconds of trying before giving up
 ATTACH_TIMEOUT = 60.0  # opening a long session on a busy server
+# Older messages asked for at a time as scrolling reaches them (~250 KB of a typical session):
+# a long history never crosses the socket whole just to be drawn.
+HISTORY_PAGE = 200
 # Built-in commands an attached client runs (on the server); every other built-in needs the
 # host in this process and says so.
 REMOTE_COMMANDS = {"model", "name", "compact", "new", "resume", "copy", "session", "quit", *SESSION_COMMANDS}
@@ -122,6 +125,8 @@ class RemoteRuntime:
         self._closing = False
         self._watch: asyncio.Task[None] | None = None
         self._history_shown = 0  # counts the histories shown: a page for an older one is dropped
+        self._older = 0  # messages of the shown history before the ones this client has
+        self._paging: asyncio.Task[None] | None = None
         self._ahead = ahead
 
     @property
@@ -181,8 +186,10 @@ class RemoteRuntime:
         self._history_shown += 1
         self.app.reload_transcript()
         older = data.get("historyStart")
-        if isinstance(older, int) and older > 0:
-            asyncio.get_running_loop().create_task(self._page_history(session, older, self._history_shown))
+        self._older = older if isinstance(older, int) and older > 0 else 0
+        if self._older:  # fetched a page at a time as scrolling reaches them
+            shown = self._history_shown
+            self.app.expect_history(self._older, lambda: self._fetch_history(session, shown))
         if session.run_state != "idle":  # joined while it works: the row shows it at once
             self.app.adapter(_run_state(session.run_state))
         streaming = data.get("streamMessage")
@@ -201,20 +208,30 @@ class RemoteRuntime:
                                 + (f" ({others} other client{'s' if others != 1 else ''} attached)" if others else "")
                                 + "; /detach leaves it running.", "muted")
 
-    async def _page_history(self, session: RemoteSession, end: int, shown: int) -> None:
-        """The history before the tail the attach response carried, put above it."""
-        link = self._link
-        if link is None:
+    def _fetch_history(self, session: RemoteSession, shown: int) -> None:
+        if self._paging is None or self._paging.done():
+            self._paging = asyncio.get_running_loop().create_task(self._page_history(session, shown))
+
+    async def _page_history(self, session: RemoteSession, shown: int) -> None:
+        """The page of history just before what is shown, put above it. A page never opens on
+        a tool result whose call is on the page before it: such results wait for that page."""
+        link, end = self._link, self._older
+        if link is None or not end:
             return
+        start = max(0, end - HISTORY_PAGE)
         try:
-            data = await link.call({"type": "get_messages", "end": end})
+            data = await link.call({"type": "get_messages", "start": start, "end": end})
         except (ServerUnavailable, RemoteError, TimeoutError):
-            return  # the rows above stay unknown; a reconnect or /resume fetches them again
+            return  # the rows above stay unknown; scrolling up again, a reconnect or /resume asks again
         if shown != self._history_shown or session is not self._session:
             return  # another history replaced this one meanwhile
         older = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
+        results = next((i for i, m in enumerate(older) if getattr(m, "role", None) != "toolResult"), 0)
+        if start and results:
+            older, start = older[results:], start + results
+        self._older = start
         session.messages[:0] = older
-        self.app.prepend_history(older)
+        self.app.prepend_history(older, unfetched=start)
 
     async def _refresh_side_data(self) -> None:
         """The footer's totals and the command list (extension commands, templates, skills)."""

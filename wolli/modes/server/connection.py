@@ -21,7 +21,7 @@ from ...agent.events import to_jsonable
 from ...runtime.live.options import SessionOptions
 from ..common.framing import encode_record
 from ..rpc import queries
-from ..rpc.commands import CommandError, CommandSpec, Reply
+from ..rpc.commands import CommandError, CommandSpec, Reply, get_messages
 from ..rpc.core import RpcCore
 from . import websocket
 from .access import token_matches
@@ -151,11 +151,16 @@ class ClientConnection(RpcCore, asyncio.Protocol):
         self.framing: str | None = "lines" if kind == "unix" else None
         self._head = bytearray()
         self._frames = websocket.FrameReader()
+        # Attached while the session's context was still being built: the first message this
+        # client was sent and the index it was told (``historyStart``); ``get_messages``
+        # corrects the client's indexes by where that message really is (see _history_shift).
+        self._history_anchor: tuple[Any, int] | None = None
         self.own_commands = {
             "auth": CommandSpec("auth", "query", _auth),
             "attach": CommandSpec("attach", "ordered", _attach),
             "detach": CommandSpec("detach", "ordered", _detach),
             "get_live_sessions": CommandSpec("get_live_sessions", "query", _live_sessions),
+            "get_messages": CommandSpec("get_messages", "query", _get_messages),
             "new_session": CommandSpec("new_session", "ordered", _new_session),
             "switch_session": CommandSpec("switch_session", "ordered", _switch_session),
             "fork": CommandSpec("fork", "ordered", _fork),
@@ -288,6 +293,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
     def join(self, room: SessionRoom) -> None:
         if room is self.room:
             return
+        self._history_anchor = None
         self._leave(moving=True)
         self.room = room
         self.ui = room.ui
@@ -295,6 +301,37 @@ class ClientConnection(RpcCore, asyncio.Protocol):
 
     def describe(self) -> dict[str, Any]:
         return {"clientId": self.client_id, "transport": self.kind, "peer": self.peer}
+
+    # ------------------------------------------------------------------ a session still loading
+
+    def holds_commands(self) -> bool:
+        """A session opened tail-first answers ``attach`` from its tail; every later command
+        waits for the whole context (a second or so for a very long session, ~70 ms for
+        2,000 pairs), so none sees half a conversation."""
+        session = self.session
+        return session is not None and session.context_pending
+
+    async def before_command(self, spec: CommandSpec) -> None:
+        session = self.session
+        if session is not None and spec.name != "attach":
+            await session.context_ready()
+
+    def history_shift(self) -> int:
+        """How far this client's message indexes are from the server's: non-zero only when it
+        attached before the context was built and the index's count of the older messages
+        (``historyStart``) missed one the build added or dropped (a damaged line, a tool call
+        left without its result far back)."""
+        anchor, session = self._history_anchor, self.session
+        if anchor is None or session is None:
+            return 0
+        message, told = anchor
+        found = next((index for index, known in enumerate(session.messages) if known is message), None)
+        if found is None:  # the context was replaced since (a compaction): nothing to correct
+            self._history_anchor = None
+            return 0
+        if found == told:
+            self._history_anchor = None  # right all along; later messages only append
+        return found - told
 
     # ------------------------------------------------------------------ what may be sent
 
@@ -351,6 +388,8 @@ async def _attach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
     limit = cmd.get("historyLimit")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise CommandError("attach: 'historyLimit' must be a whole number >= 0 (messages sent with the response)")
+    if session.context_pending and (limit is None or limit > len(session.messages)):
+        await session.context_ready()  # more than the tail was asked for
     return _attached(client, session, limit)
 
 
@@ -372,7 +411,11 @@ def _attached(client: ClientConnection, session: LiveSession, history_limit: int
             "state": queries.session_state(session), "messages": queries.messages(session, start),
             "clients": len(client.room.clients) if client.room is not None else 1}
     if history_limit is not None:
-        data["historyStart"] = start
+        data["historyStart"] = session.older_messages + start
+    if session.context_pending:  # answered from the tail: the rest is built once this is sent
+        if start < len(session.messages):
+            client._history_anchor = (session.messages[start], session.older_messages + start)
+        _finish_context_soon(client, session)
     streaming = session.agent.state.stream_message
     if streaming is not None:  # the answer in flight so far; its next deltas follow this response
         data["streamMessage"] = to_jsonable(streaming)
@@ -380,6 +423,26 @@ def _attached(client: ClientConnection, session: LiveSession, history_limit: int
     if room is not None and room.running_tools:  # their updates and ends follow this response
         data["runningTools"] = [to_jsonable(tool) for tool in room.running_tools.values()]
     return data
+
+
+def _finish_context_soon(client: ClientConnection, session: LiveSession) -> None:
+    """Build the rest of a tail-first session's context after the running command's response
+    is written (its worker thread would otherwise compete with writing it). The build is
+    shielded: this client going away does not stop it."""
+    asyncio.get_running_loop().call_soon(lambda: client.background(session.context_ready()))
+
+
+def _get_messages(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
+    """The protocol's ``get_messages``, with ``start``/``end`` in the client's count
+    (:meth:`ClientConnection.history_shift`)."""
+    if "start" not in cmd and "end" not in cmd:
+        client._history_anchor = None  # it takes the whole list: it counts as the server does
+        return get_messages(client, cmd)  # type: ignore[arg-type]
+    shift = client.history_shift()
+    if shift:
+        cmd = {**cmd, **{key: max(0, value + shift) for key in ("start", "end")
+                         if isinstance(value := cmd.get(key), int) and not isinstance(value, bool) and value >= 0}}
+    return get_messages(client, cmd)  # type: ignore[arg-type]
 
 
 async def _detach(client: ClientConnection, cmd: dict[str, Any]) -> Reply:
@@ -413,6 +476,8 @@ async def _switch_session(client: ClientConnection, cmd: dict[str, Any]) -> Repl
     except (OSError, ValueError, LookupError) as exc:
         raise CommandError(f"switch_session: cannot open {path}: {exc}") from None
     client.join(client.server.room_for(session))
+    if session.context_pending:
+        _finish_context_soon(client, session)
     return {"cancelled": False}
 
 

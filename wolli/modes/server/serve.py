@@ -27,6 +27,7 @@ from ...runtime.startup.request import StartupRequest
 from ...runtime.startup.start import start
 from ..rpc.ui import RpcUI
 from .access import INFO_FILE, PROTOCOL_VERSION, ListenAddress, read_info, write_private
+from .ahead import HISTORY_TAIL
 from .connection import ClientConnection
 from .rooms import SessionRoom
 
@@ -234,7 +235,10 @@ class ResidentServer:
                 await closing
         opening = self._opening.get(ref)
         if opening is None:
-            opening = asyncio.get_running_loop().create_task(self.host.open_session(ref, cwd=cwd or self.host.cwd))
+            # Tail-first: an attaching app is answered from the end of a long history while
+            # the rest is built (docs/server.md, "Attaching to a long session").
+            opening = asyncio.get_running_loop().create_task(
+                self.host.open_session(ref, cwd=cwd or self.host.cwd, context_tail=HISTORY_TAIL))
             self._opening[ref] = opening
             opening.add_done_callback(lambda _: self._opening.pop(ref, None))
         # Shielded: a client that goes away mid-open does not cancel it for the others.

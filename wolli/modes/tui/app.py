@@ -462,10 +462,16 @@ class WolliApp(App[int]):
         elif start:
             self.prepend_history(list(messages[:start]))
 
-    def prepend_history(self, messages: list[AgentMessage]) -> None:
+    def expect_history(self, count: int, fetch: Callable[[], None]) -> None:
+        """``count`` older messages of the shown conversation are still elsewhere (an attached
+        client has the tail); ``fetch`` asks for a page of them, scrolling up calls it."""
+        self.transcript.expect_earlier(count, fetch)
+
+    def prepend_history(self, messages: list[AgentMessage], *, unfetched: int = 0) -> None:
         """Older messages of the shown conversation arrived (an attached client pages them in):
-        they go above the rows already there, built when scrolled to."""
-        self.transcript.prepend_lazy(self.adapter.history_builders(messages))
+        they go above the rows already there, built when scrolled to; ``unfetched`` are still
+        to come."""
+        self.transcript.prepend_lazy(self.adapter.history_builders(messages), unfetched=unfetched)
 
     def extension_failed(self, owner: str, what: str, exc: BaseException) -> Text:
         """Extension code failed while drawing: the traceback goes to the extension log, the

@@ -283,7 +283,7 @@ class AgentHost:
 
         cwd = os.path.abspath(options.cwd)
         ref = options.session
-        defer = options.defer_context
+        defer = options.context_tail > 0
         if ref:
             if os.path.exists(ref) or ref.endswith(".jsonl"):
                 return SessionManager.open(ref, cwd=cwd, defer_context=defer)  # a new file there starts in cwd
@@ -386,9 +386,11 @@ class AgentHost:
         await session.start("new")
         return session
 
-    async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
-        """The session with this id (prefix) or path: the resident one when it is open."""
-        options = SessionOptions(cwd=cwd or (self.active.cwd if self.active else os.getcwd()), session=ref)
+    async def open_session(self, ref: str, *, cwd: str | None = None, context_tail: int = 0) -> LiveSession:
+        """The session with this id (prefix) or path: the resident one when it is open.
+        ``context_tail``: build only that many of its last messages now (``SessionOptions``)."""
+        options = SessionOptions(cwd=cwd or (self.active.cwd if self.active else os.getcwd()), session=ref,
+                                 context_tail=context_tail)
         session, was_resident = await self.load_session(options)
         if not was_resident:
             await session.start("resume")

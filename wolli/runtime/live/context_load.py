@@ -1,6 +1,6 @@
 """The rest of a resumed context, built off the event loop after the session is shown.
 
-A session opened with ``SessionOptions.defer_context`` starts with the end of its context
+A session opened with ``SessionOptions.context_tail`` starts with the end of its context
 (``SessionManager.context_tail``): enough to draw the last messages and to tell how full
 the context is. The older messages are built in a worker thread (``finish_context``: one
 pass over the file's bytes), then put in front of what the agent holds by then, so a
@@ -13,22 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ...session.context import SessionContext
     from .services import SessionCore
 
 log = logging.getLogger("wolli.runtime")
-# Messages built before the session is shown: a screen of answers and then some.
+# Messages built before the TUI shows a resumed session: a screen of answers and then some.
 TAIL_MESSAGES = 24
 
 
 class ContextLoad:
     """The pending older part of one session's context; :meth:`wait` builds it once."""
 
-    def __init__(self, session: SessionCore, tail: list[Any]) -> None:
+    def __init__(self, session: SessionCore, tail: SessionContext) -> None:
         self.session = session
-        self.first = tail[0] if tail else None  # where the tail starts in the full context
+        self.first = tail.messages[0] if tail.messages else None  # where the tail starts in the full context
+        self.older = tail.older_messages  # how many come before it (the index's count)
         self._task: asyncio.Task[None] | None = None
 
     async def wait(self) -> None:

@@ -54,7 +54,7 @@ from ..handlers.hook_events import (
     UserBashEvent,
 )
 from .compaction_run import Compactor
-from .context_load import TAIL_MESSAGES, ContextLoad
+from .context_load import ContextLoad
 from .model_selection import ModelSelection
 from .options import SessionOptions
 from .prompting import MAX_AGENT_END_FOLLOW_UPS, expand_input, split_command, to_custom_message
@@ -129,12 +129,12 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self.checkpoints = make_checkpoints(self) if make_checkpoints is not None else TurnCheckpoints(self)
         hooks = ToolHooks(self._dispatch, self.handler_context, self.permissions, self.checkpoints)
         context = None
-        if options.defer_context and session_manager.context_pending:
-            context = session_manager.context_tail(TAIL_MESSAGES)  # the rest after the first frame
+        if options.context_tail and session_manager.context_pending:
+            context = session_manager.context_tail(options.context_tail)  # the rest after the first frame
         if context is None:
             session_manager.finish_context()
             context = session_manager.build_session_context()
-        self._context_load = ContextLoad(self, context.messages) if session_manager.context_pending else None
+        self._context_load = ContextLoad(self, context) if session_manager.context_pending else None
         self.restored_model = self._find_model(context.model)
         self.agent = Agent(
             model=options.model or self.restored_model or services.default_model(),
@@ -202,6 +202,12 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
     def context_pending(self) -> bool:
         """Resumed with only the end of the context built; :meth:`context_ready` builds the rest."""
         return self._context_load is not None
+
+    @property
+    def older_messages(self) -> int:
+        """How many messages of the context come before :attr:`messages[0] <messages>` while
+        the context is pending (counted from the file's index), else 0."""
+        return self._context_load.older if self._context_load is not None else 0
 
     async def context_ready(self) -> None:
         """Until the whole context is in the agent's messages (at once when it is)."""

@@ -39,6 +39,7 @@ class SessionOptions:
     parent_session: str | None = None
     # The permission mode to start in (None: the host's starting mode; docs/permissions.md).
     permission_mode: PermissionMode | None = None
-    # Open a stored session with only the end of its context built; the rest is built later,
-    # off the caller's thread, and a run waits for it (the TUI's resume, docs/sessions.md).
-    defer_context: bool = False
+    # Open a stored session with only its last ``context_tail`` messages built (0: all of
+    # them); the rest is built later, off the caller's thread, and a run waits for it (the
+    # TUI's resume, docs/performance.md; the server's open, docs/server.md).
+    context_tail: int = 0

@@ -24,6 +24,7 @@ from ...base.records import record
 from ...config import paths
 from ...extensions.context import ExtensionUI
 from ..host.agent_host import AgentHost
+from ..live.context_load import TAIL_MESSAGES
 from ..live.live_session import LiveSession
 from ..live.options import SessionOptions
 from .attachments import AttachmentError, read_attachments
@@ -220,7 +221,7 @@ async def _start(
         custom_system_prompt=request.system_prompt,
         append_system_prompt=request.append_system_prompt or "",
         # The TUI draws a resumed session's last messages first and builds the rest after.
-        defer_context=request.mode == "tui",
+        context_tail=TAIL_MESSAGES if request.mode == "tui" else 0,
     )
     from ...session.manager import SessionLookupError
     from ...session.store import SessionFileError

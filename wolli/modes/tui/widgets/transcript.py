@@ -10,6 +10,10 @@ History (a resumed or switched-to session) starts with fewer rows, ``HISTORY_WIN
 and styling rows is most of the time a resume takes, and a screenful is what is seen. If they do
 not fill the screen, a few more are mounted until they do.
 
+A client of a server (``wolli attach``) is sent only the end of a long history: the messages
+before it are announced (:meth:`expect_earlier`) and fetched a page at a time when scrolling
+reaches them, arriving by :meth:`prepend_lazy`.
+
 The view follows the end while the user has not scrolled away. Scrolled up, arriving output
 does not move the view: a "new output below" line at the bottom says there is more, and
 sending a prompt or command (or Ctrl+End, or a click on that line) goes back to the end.
@@ -64,6 +68,11 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.marker = NewOutputMarker("", classes="new-output")
         self.marker.display = False
         self._growing_above = False  # earlier rows are being mounted: not new output
+        # Older messages that exist elsewhere (a server) and are not items yet; ``_fetch`` asks
+        # for the next page of them. ``_want_earlier``: the view asked, show them on arrival.
+        self.unfetched = 0
+        self._fetch: Callable[[], None] | None = None
+        self._want_earlier = False
 
     def on_mount(self) -> None:
         self.mount(self.more)
@@ -84,7 +93,7 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
     def page(self, pages: int) -> None:
         """PageUp (-1) / PageDown (1) from the editor; PageUp at the top shows earlier rows."""
         if pages < 0:
-            if self.scroll_y <= 0 and self.first_mounted:
+            if self.scroll_y <= 0 and self.has_earlier:
                 self.show_earlier()
             else:
                 self.scroll_page_up(animate=False)
@@ -140,7 +149,8 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
 
     @property
     def hidden_count(self) -> int:
-        return self.first_mounted
+        """Rows above the window, and older messages still to fetch."""
+        return self.first_mounted + self.unfetched
 
     def add(self, widget: Widget, rebuild: Callable[[], Widget]) -> Widget:
         """Append a live widget (streaming rows are added this way). ``rebuild`` makes a fresh
@@ -168,20 +178,38 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self._trim()
         self.call_after_refresh(self._fill_screen)
 
-    def prepend_lazy(self, builders: list[Callable[[], Widget]]) -> None:
+    def expect_earlier(self, count: int, fetch: Callable[[], None]) -> None:
+        """``count`` older messages exist that are not items yet; ``fetch`` asks for the next
+        page of them (it arrives by :meth:`prepend_lazy`; asking again meanwhile is harmless)."""
+        self.unfetched, self._fetch, self._want_earlier = count, fetch, False
+        self._update_more()
+        self.call_after_refresh(self._fill_screen)
+
+    @property
+    def has_earlier(self) -> bool:
+        """Rows above the window: mounted on request, or still to be fetched."""
+        return bool(self.first_mounted or (self.unfetched and self._fetch is not None))
+
+    def prepend_lazy(self, builders: list[Callable[[], Widget]], *, unfetched: int = 0) -> None:
         """Put rows before all the others, unbuilt (the older part of a history that arrived
-        after its tail); the window stays where it is and counts them as hidden above."""
+        after its tail); the window stays where it is and counts them as hidden above.
+        ``unfetched``: how many older messages are still to be fetched after these."""
+        self.unfetched = unfetched
         if not builders:
+            self._update_more()
             return
         self.items[:0] = builders
         self.first_mounted += len(builders)
         self._update_more()
-        if self.max_scroll_y == 0:
+        if self._want_earlier:  # scrolled to the top for them: show them
+            self._want_earlier = False
+            self.show_earlier()
+        elif self.max_scroll_y == 0:
             self.call_after_refresh(self._fill_screen)  # the tail did not fill the screen
 
     def _fill_screen(self) -> None:
         """History that does not fill the screen gets the page above it, until it does."""
-        if not self.first_mounted or not self.size.height:
+        if not self.has_earlier or not self.size.height:
             return
         if not all(widget.is_mounted for widget in self.mounted):
             self.call_after_refresh(self._fill_screen)  # not laid out yet
@@ -221,16 +249,21 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self._update_more()
 
     def _update_more(self) -> None:
-        if self.first_mounted:
-            self.more.update(f"▲ {self.first_mounted} earlier message{'s' if self.first_mounted != 1 else ''} "
+        hidden = self.hidden_count
+        if hidden:
+            self.more.update(f"▲ {hidden} earlier message{'s' if hidden != 1 else ''} "
                              "(scroll to the top to show more)")
             self.more.display = True
         else:
             self.more.display = False
 
     def show_earlier(self, count: int = PAGE) -> int:
-        """Mount the previous ``count`` rows above the window; returns how many."""
+        """Mount the previous ``count`` rows above the window; returns how many. At the first
+        row with older messages still to fetch, asks for them (shown when they arrive)."""
         if not self.first_mounted:
+            if self.unfetched and self._fetch is not None:
+                self._want_earlier = True
+                self._fetch()
             return 0
         start = max(0, self.first_mounted - count)
         widgets = [self._build(build) for build in self.items[start : self.first_mounted]]
@@ -255,7 +288,7 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
 
     def _on_mouse_scroll_up(self, event) -> None:
         # At the top already: the wheel asks for the rows above the window.
-        if self.scroll_y <= 0 and self.first_mounted:
+        if self.scroll_y <= 0 and self.has_earlier:
             self.show_earlier()
 
     def clear_all(self) -> None:
@@ -264,4 +297,5 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.items.clear()
         self.mounted.clear()
         self.first_mounted = 0
+        self.unfetched, self._fetch, self._want_earlier = 0, None, False
         self._update_more()
