@@ -29,7 +29,7 @@ from ..interactive.commands.definition import CommandEntry
 from ..interactive.commands.registry import builtin_commands, split
 from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
 from . import remote_commands
-from .ahead import AHEAD_ID, attach_command, send_ahead
+from .ahead import AHEAD_ID, attach_command
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
 from .remote_commands import SESSION_COMMANDS, remote_shortcuts
@@ -689,11 +689,9 @@ def _live_choice(data: object) -> str | None:
 def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None, *,
                    join_live: bool = False, ahead: socket.socket | None = None) -> int:
     """The full-screen app attached to the server on ``socket_path`` (already known to run);
-    ``ahead`` as for :class:`RemoteRuntime` (``send_ahead`` is called here when not given)."""
+    ``ahead`` as for :class:`RemoteRuntime`: the caller sends it first thing (``send_ahead``);
+    without one the app connects and attaches itself."""
     from ..tui import run_tui
-
-    if ahead is None and not join_live:
-        ahead = send_ahead(socket_path, attach_command(session_id, request.cwd))
 
     async def connect(on_record: Callable[[Record], None]) -> ServerLink:
         return await ServerLink.unix(socket_path, on_record)
