@@ -125,3 +125,52 @@ async def test_an_attach_sent_ahead_that_fails_ends_the_app_with_the_reason(proj
         assert "attach: no session 'no-such-session'" in capsys.readouterr().err
     finally:
         server.stop()
+
+
+async def test_a_tree_move_elsewhere_reloads_only_the_new_tail(project: Path, wolli_home: Path, loopback,
+                                                               tmp_path: Path):
+    write_models(wolli_home, loopback.url + "/v1")
+    saved = tmp_path / "long.jsonl"
+    write_long_session(saved, str(project), 300, tools_every=1)  # 900 messages: question, call, result
+    server = ServeProcess(project, project / "s.sock", "--model", "local/local-model")
+    try:
+        server.wait_listening()
+        sent: list[dict] = []
+
+        async def connect(on_record):
+            link = await ServerLink.unix(server.socket_path, on_record)
+            call = link.call
+
+            async def recorded(command, *args):
+                sent.append(dict(command))
+                return await call(command, *args)
+
+            link.call = recorded  # type: ignore[method-assign]
+            return link
+
+        app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+            other = server.client()
+            other.call({"type": "attach", "sessionId": app.controller.session.session_id})
+            # another client moves the session back to the call of answer 199 (600 messages before it)
+            entries = other.call({"type": "get_tree"})["entries"]
+            target = next(e["parentId"] for e in entries if e.get("text") == "question 200")  # answer 199's result
+            assert other.call({"type": "navigate_tree", "targetId": target})["moved"] is not False
+            whole = other.call({"type": "get_messages"})["messages"]
+            assert len(whole) == 600 and whole[-1]["role"] == "toolResult"
+
+            before_move = app.controller.session.messages
+            await wait_until(lambda: app.controller.session.messages is not before_move
+                             and app.transcript.unfetched, 20, "the new tail")
+            reload = [c for c in sent if c["type"] == "get_messages"]
+            assert reload == [{"type": "get_messages", "start": 600 - HISTORY_TAIL}]  # the tail alone
+            session = app.controller.session
+            assert app.transcript.unfetched == 600 - len(session.messages) and session.messages[0].role != "toolResult"
+            while app.transcript.hidden_count:
+                before = app.transcript.hidden_count
+                await pilot.press("ctrl+home")
+                await wait_until(lambda: app.transcript.hidden_count < before, 20, "earlier rows")
+            assert [to_jsonable(m) for m in session.messages] == whole
+    finally:
+        server.stop()

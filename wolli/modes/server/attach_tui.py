@@ -29,7 +29,7 @@ from ..interactive.commands.definition import CommandEntry
 from ..interactive.commands.registry import builtin_commands, split
 from ..tui.wire_dialogs import DIALOG_METHODS, close_answered, dialog_screen
 from . import remote_commands
-from .ahead import AHEAD_ID, attach_command
+from .ahead import AHEAD_ID, HISTORY_TAIL, attach_command
 from .client import ServerUnavailable
 from .link import Record, RemoteError, ServerLink
 from .remote_commands import SESSION_COMMANDS, remote_shortcuts
@@ -186,10 +186,7 @@ class RemoteRuntime:
         self._history_shown += 1
         self.app.reload_transcript()
         older = data.get("historyStart")
-        self._older = older if isinstance(older, int) and older > 0 else 0
-        if self._older:  # fetched a page at a time as scrolling reaches them
-            shown = self._history_shown
-            self.app.expect_history(self._older, lambda: self._fetch_history(session, shown))
+        self._expect_older(session, older if isinstance(older, int) and older > 0 else 0)
         if session.run_state != "idle":  # joined while it works: the row shows it at once
             self.app.adapter(_run_state(session.run_state))
         streaming = data.get("streamMessage")
@@ -208,13 +205,20 @@ class RemoteRuntime:
                                 + (f" ({others} other client{'s' if others != 1 else ''} attached)" if others else "")
                                 + "; /detach leaves it running.", "muted")
 
+    def _expect_older(self, session: RemoteSession, count: int) -> None:
+        """The ``count`` messages before the shown ones are fetched a page at a time, as
+        scrolling reaches them."""
+        self._older = count
+        if count:
+            shown = self._history_shown
+            self.app.expect_history(count, lambda: self._fetch_history(session, shown))
+
     def _fetch_history(self, session: RemoteSession, shown: int) -> None:
         if self._paging is None or self._paging.done():
             self._paging = asyncio.get_running_loop().create_task(self._page_history(session, shown))
 
     async def _page_history(self, session: RemoteSession, shown: int) -> None:
-        """The page of history just before what is shown, put above it. A page never opens on
-        a tool result whose call is on the page before it: such results wait for that page."""
+        """The page of history just before what is shown, put above it."""
         link, end = self._link, self._older
         if link is None or not end:
             return
@@ -225,10 +229,8 @@ class RemoteRuntime:
             return  # the rows above stay unknown; scrolling up again, a reconnect or /resume asks again
         if shown != self._history_shown or session is not self._session:
             return  # another history replaced this one meanwhile
-        older = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
-        results = next((i for i, m in enumerate(older) if getattr(m, "role", None) != "toolResult"), 0)
-        if start and results:
-            older, start = older[results:], start + results
+        older, start = _from_a_row(list(parse_messages(data.get("messages") if isinstance(data, dict) else None)),
+                                   start)
         self._older = start
         session.messages[:0] = older
         self.app.prepend_history(older, unfetched=start)
@@ -350,19 +352,28 @@ class RemoteRuntime:
                 asyncio.get_running_loop().create_task(self._refresh_side_data())
 
     async def _reload_messages(self) -> None:
+        """The session's messages are another list (a /tree move, a reload on the server):
+        its tail again, the older part fetched as scrolling reaches it, as on attach."""
         link, session = self._link, self._session
         if link is None or session is None:
             return
         try:
-            data = await link.call({"type": "get_messages"})
             state = await link.call({"type": "get_state"})
+            count = state.get("messageCount") if isinstance(state, dict) else None
+            start = max(0, count - HISTORY_TAIL) if isinstance(count, int) else 0
+            data = await link.call({"type": "get_messages", "start": start})
         except (ServerUnavailable, RemoteError, TimeoutError):
             return
-        session.messages = list(parse_messages(data.get("messages") if isinstance(data, dict) else None))
+        if session is not self._session:
+            return
+        messages, start = _from_a_row(list(parse_messages(data.get("messages") if isinstance(data, dict) else None)),
+                                      start)
+        session.messages = messages
         if isinstance(state, dict):
             session.take_state(state)
         self._history_shown += 1
         self.app.reload_transcript()
+        self._expect_older(session, start)
 
     def _ui_request(self, record: Record) -> None:
         method, request_id = record.get("method"), str(record.get("id"))
@@ -684,6 +695,13 @@ def _live_choice(data: object) -> str | None:
     running = [r for r in rooms if r.get("runState") != "idle"]
     chosen = (running or rooms)[-1] if rooms else None
     return str(chosen["sessionId"]) if chosen is not None else None
+
+
+def _from_a_row(messages: list[AgentMessage], start: int) -> tuple[list[AgentMessage], int]:
+    """``messages`` (from index ``start``) without the tool results they open with, and where
+    they then start: a result whose call is further up comes with the page holding that call."""
+    results = next((i for i, m in enumerate(messages) if getattr(m, "role", None) != "toolResult"), 0)
+    return (messages[results:], start + results) if start and results else (messages, start)
 
 
 def run_attach_tui(request: StartupRequest, socket_path: Path, session_id: str | None, *,

@@ -304,6 +304,11 @@ class ClientConnection(RpcCore, asyncio.Protocol):
 
     # ------------------------------------------------------------------ a session still loading
 
+    def on_event(self, event: Any, record: dict[str, Any] | None = None) -> None:
+        if event.type in _CONTEXT_REPLACED:  # the client's message indexes start over with it
+            self._history_anchor = None
+        super().on_event(event, record)
+
     def holds_commands(self) -> bool:
         """A session opened tail-first answers ``attach`` from its tail; every later command
         waits for the whole context (a second or so for a very long session, ~70 ms for
@@ -423,6 +428,10 @@ def _attached(client: ClientConnection, session: LiveSession, history_limit: int
     if room is not None and room.running_tools:  # their updates and ends follow this response
         data["runningTools"] = [to_jsonable(tool) for tool in room.running_tools.values()]
     return data
+
+
+# Events after which a session's messages are another list (clients fetch it again).
+_CONTEXT_REPLACED = frozenset({"compaction_end", "session_tree", "session_start"})
 
 
 def _finish_context_soon(client: ClientConnection, session: LiveSession) -> None:
