@@ -1,5 +1,6 @@
 """/packages and /extensions enable|disable in the full-screen app: a real wheel installed
-after the confirmation dialog, one extension switched off and on, the package removed."""
+after the confirmation dialog, one extension switched off and on, the package removed; and
+/packages in an app attached to ``wolli serve``, installing on the server."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 from tests.support.packages import REPO, build_wheel, installer_env
 from tests.support.waiting import wait_until
 from wolli.modes.tui.screens.confirm_dialog import ConfirmDialog
+from wolli.modes.tui.screens.select_dialog import SelectDialog
 from wolli.modes.tui.widgets.simple_messages import InfoView, NoticeView
 
-from .helpers import running, type_and_send
+from .helpers import attached_app, running, type_and_send
 
 
 @pytest.fixture
@@ -65,3 +67,37 @@ async def test_packages_install_switch_and_remove_in_the_app(make_app, pip_offli
         await type_and_send(pilot, "/packages remove wolli-examples")
         await wait_until(lambda: "Removed wolli-examples." in notices(app), 60, "the removal")
         assert "plan-mode" not in [i["name"] for i in app.controller.host.extensions.infos()]
+
+
+async def test_packages_in_an_attached_app_install_on_the_server(pip_offline, serve_process, tmp_path, project,
+                                                                  wolli_home):
+    """/packages attached: the server's process installs (its extensions load the package),
+    the confirmation opens here, the report and results come here as notices."""
+    wheel = build_wheel(REPO / "extensions", tmp_path / "wheels")
+    app = attached_app(serve_process.socket_path, None, project, wolli_home / "agents" / "default")
+    server = serve_process.client()
+
+    def server_extensions() -> list[str]:
+        return [e["name"] for e in server.call({"type": "get_extensions"})["extensions"]]
+
+    server.call({"type": "attach", "new": True})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
+        await type_and_send(pilot, "/packages")
+        await wait_until(lambda: "No packages are installed" in notices(app), 20, "the server's empty list")
+
+        await type_and_send(pilot, f"/packages install {wheel}")
+        await wait_until(lambda: isinstance(app.screen, ConfirmDialog), 20, "the confirmation, here")
+        await pilot.press("y")
+        await wait_until(lambda: "Installed wolli-examples 0.1.0." in notices(app), 120, "the install")
+        assert "todo" in server_extensions()  # loaded by the server
+        assert not any(name.startswith("wolli_examples") for name in sys.modules)  # loaded there, not here
+
+        await type_and_send(pilot, "/packages")
+        await wait_until(lambda: "wolli-examples 0.1.0  (package, enabled)" in notices(app), 20, "the report")
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 20, "the switch offer")
+        await pilot.press("escape")
+
+        await type_and_send(pilot, "/packages remove wolli-examples")
+        await wait_until(lambda: "Removed wolli-examples." in notices(app), 60, "the removal")
+        assert "todo" not in server_extensions()

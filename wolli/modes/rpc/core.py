@@ -35,6 +35,7 @@ from . import (
     auth_commands,  # noqa: F401  (registers the API key commands)
     extension_commands,  # noqa: F401  (registers reload and the shortcut commands)
     mcp_commands,  # noqa: F401  (registers the MCP commands)
+    package_commands,  # noqa: F401  (registers /packages run for a client)
     safety_commands,  # noqa: F401  (registers the permission and rewind commands)
     settings_commands,  # noqa: F401  (registers the settings commands)
     subagent_commands,  # noqa: F401  (registers the subagent commands)

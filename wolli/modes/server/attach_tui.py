@@ -522,8 +522,8 @@ class RemoteRuntime:
                                        f"\nattached clients: {session.clients}")
         elif name == "help":
             front.show_text("Attached to a server", "Run on the server's session: /" + ", /".join(sorted(REMOTE_COMMANDS))
-                            + ", /detach\nExtension commands, prompt templates and skills run on the server too; "
-                            "the other built-in commands need a standalone wolli (docs/server.md).")
+                            + ", /detach\nExtension commands, prompt templates and skills run on the server too "
+                            "(docs/server.md).")
 
     async def _moved(self) -> None:
         """This client was moved to another session (new, resume): show that one."""

@@ -1,6 +1,7 @@
 """Built-in slash commands of the attached app that change the session on the server:
-``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan``, ``/permissions`` and ``/reload``,
-and ``/hotkeys`` with the server's extension shortcuts.
+``/fork``, ``/clone``, ``/rewind``, ``/export``, ``/plan``, ``/permissions``, ``/reload``,
+``/packages`` and the others in :data:`SESSION_COMMANDS`, and ``/hotkeys`` with the server's
+extension shortcuts.
 
 Each asks the same questions as its standalone twin (``interactive/commands/``, whose labels
 and summaries it reuses) and does the work with the server's RPC commands
@@ -24,7 +25,9 @@ from .link import Record
 
 # The built-ins this module runs, with what they do.
 SESSION_COMMANDS = ("fork", "clone", "rewind", "export", "plan", "permissions", "reload", "hotkeys", "mcp", "extensions",
-                    "agents", "tree", "settings", "login", "logout")
+                    "agents", "tree", "settings", "login", "logout", "packages")
+# Installing a package can take minutes (a build, a download).
+PACKAGES_TIMEOUT = 1800.0
 
 
 class RemoteSessionHost(Protocol):
@@ -95,6 +98,9 @@ async def run(name: str, args: str, host: RemoteSessionHost, front: Front) -> No
         await agents(args, host, front)
     elif name == "extensions":
         await extensions(args, host, front)
+    elif name == "packages":  # run by the server (its machine loads them); notices and dialogs come here
+        await host.call({"type": "packages", "args": args}, timeout=PACKAGES_TIMEOUT)
+        await host.refresh()
     elif name == "reload":  # the server's extensions, settings and models: every session of it
         data = await host.call({"type": "reload"})
         report_reload(front, _records(data, "extensions"))
