@@ -186,3 +186,30 @@ async def test_a_changed_row_of_an_answer_is_drawn_by_the_answer_alone():
         assert changed == {app.tail.region.y + 2} and changed <= repaints.rows
         assert {name for name, _ in log.drawn} == {"StreamTail"}, log.drawn
 
+
+async def test_a_scrolling_transcript_draws_its_scrollbar_in_the_same_update():
+    """Each new row that scrolls the transcript is one screen update: the moved rows and the
+    scrollbar's new thumb together (the thumb used to follow in an update of its own, with the
+    transcript and the screen drawing the scrollbar's whole column again behind it)."""
+    app = StreamApp()
+    async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
+        count = 12 * (HEIGHT + 2)
+        app.tail.set_text(words(count))  # overflows: the transcript scrolls
+        await pilot.pause()
+        await pilot.pause()
+        assert app.transcript.max_scroll_y > 0
+        scrollbar = app.transcript.vertical_scrollbar
+        column = scrollbar.region.x
+        for _ in range(3):
+            previous = screen_rows(app)
+            count += 12  # one more row
+            with RepaintLog() as log, DrawLog() as drawn:
+                app.tail.set_text(words(count))
+                for _ in range(4):
+                    await pilot.pause()
+            rows = screen_rows(app)
+            changed = {y for y, (old, new) in enumerate(zip(previous, rows, strict=True)) if old != new}
+            assert changed <= log.rows
+            assert len(log.updates) == 1, f"{len(log.updates)} screen updates for one new row"
+            assert {row[column] for row in rows} != {" "}, "the scrollbar is drawn"
+            assert ("Transcript", HEIGHT) not in drawn.drawn and ("MainScreen", HEIGHT) not in drawn.drawn

@@ -85,6 +85,13 @@ class BandCompositor(Compositor):
                 regions.add(update)
 
     def render_partial_update(self) -> ChopsUpdate | None:
+        # Repaints asked for during this frame's layout (the scrollbar of a transcript that
+        # scrolled, told its new size after the arrangement) would wait for their Update
+        # message: a second screen update a frame later, the thumb lagging the text. They are
+        # drawn now, and that message then finds nothing left to draw.
+        pending = {widget for widget in self.visible_widgets if widget._repaint_regions}
+        if pending:
+            self.update_widgets(pending)
         self._update_regions = list(self._dirty_regions)  # what _get_renders draws
         try:
             return super().render_partial_update()
