@@ -12,6 +12,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.containers import Vertical
 from textual.geometry import Region
+from textual.widget import Widget
 
 from wolli.modes.tui.compositor import BandCompositor, MainScreen
 from wolli.modes.tui.widgets.growing import KeepsRowsOnGrowth
@@ -144,3 +145,71 @@ async def test_a_widget_that_moves_is_repainted_whole():
         changed = {y for y, (old, new) in enumerate(zip(before, after, strict=True)) if old != new}
         assert len(changed) >= 5 and changed <= log.rows
         assert app.answer.region == Region(0, 1, app.answer.region.width, 4)
+
+
+class DrawLog:
+    """Which widgets drew rows (``render_lines``) for the screen, and how many, while installed."""
+
+    def __init__(self) -> None:
+        self.drawn: list[tuple[str, int]] = []
+        self._original = Widget.render_lines
+
+    def __enter__(self) -> DrawLog:
+        original, drawn = self._original, self.drawn
+
+        def logged(widget: Widget, crop: Region):
+            drawn.append((type(widget).__name__, crop.height))
+            return original(widget, crop)
+
+        Widget.render_lines = logged  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Widget.render_lines = self._original  # type: ignore[method-assign]
+
+
+async def test_a_changed_row_of_an_answer_is_drawn_by_the_answer_alone():
+    """The tail covers the changed row: its containers and the screen behind it would only be
+    cut away, so they draw nothing (they used to draw the row too, each of them)."""
+    app = StreamApp()
+    async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
+        app.tail.set_text(words(12 * 3))
+        await pilot.pause()
+        await pilot.pause()
+        before = screen_rows(app)
+        with DrawLog() as log, RepaintLog() as repaints:
+            app.tail.set_text(words(12 * 3 - 1) + " wide")  # the last row changes, no new row
+            await pilot.pause()
+            await pilot.pause()
+        after = screen_rows(app)
+        changed = {y for y, (old, new) in enumerate(zip(before, after, strict=True)) if old != new}
+        assert changed == {app.tail.region.y + 2} and changed <= repaints.rows
+        assert {name for name, _ in log.drawn} == {"StreamTail"}, log.drawn
+
+
+async def test_a_scrolling_transcript_draws_its_scrollbar_in_the_same_update():
+    """Each new row that scrolls the transcript is one screen update: the moved rows and the
+    scrollbar's new thumb together (the thumb used to follow in an update of its own, with the
+    transcript and the screen drawing the scrollbar's whole column again behind it)."""
+    app = StreamApp()
+    async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
+        count = 12 * (HEIGHT + 2)
+        app.tail.set_text(words(count))  # overflows: the transcript scrolls
+        await pilot.pause()
+        await pilot.pause()
+        assert app.transcript.max_scroll_y > 0
+        scrollbar = app.transcript.vertical_scrollbar
+        column = scrollbar.region.x
+        for _ in range(3):
+            previous = screen_rows(app)
+            count += 12  # one more row
+            with RepaintLog() as log, DrawLog() as drawn:
+                app.tail.set_text(words(count))
+                for _ in range(4):
+                    await pilot.pause()
+            rows = screen_rows(app)
+            changed = {y for y, (old, new) in enumerate(zip(previous, rows, strict=True)) if old != new}
+            assert changed <= log.rows
+            assert len(log.updates) == 1, f"{len(log.updates)} screen updates for one new row"
+            assert {row[column] for row in rows} != {" "}, "the scrollbar is drawn"
+            assert ("Transcript", HEIGHT) not in drawn.drawn and ("MainScreen", HEIGHT) not in drawn.drawn

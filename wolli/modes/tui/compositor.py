@@ -7,7 +7,10 @@ tail thus had the screen, the transcript, the answer's containers and the tail e
 30-40 lines per frame: the cost of a frame grew with what was on screen, not with what
 changed. Here each widget renders only the band of rows the update covers (the union of the
 dirty regions), so a one-row change costs a few lines per overlapping widget. Full updates
-(a resize, a new screen) render the whole screen as before.
+(a resize, a new screen) render the whole screen as before. Widgets are drawn front to back
+and the first strip for a cell wins, so a widget whose part of the update lies inside rows
+already drawn in front of it (an answer's containers and the screen behind its changed row,
+the transcript behind its scrollbar) is not rendered at all.
 
 After a layout Textual marks the whole old and new region of every widget whose geometry
 changed as dirty. A streaming answer that gains a row changes the geometry of its tail, its
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual._compositor import Compositor, ReflowResult
+from textual._compositor import ChopsUpdate, Compositor, ReflowResult
 from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
@@ -36,6 +39,8 @@ from .widgets.growing import KeepsRowsOnGrowth
 
 
 class BandCompositor(Compositor):
+    _update_regions: list[Region] = []  # the dirty regions of the partial update being drawn
+
     def reflow(self, parent: Widget, size: Size) -> ReflowResult:
         old_map = self._full_map
         before = set(self._dirty_regions)
@@ -79,20 +84,43 @@ class BandCompositor(Compositor):
             if update := clip.intersection(dirty.translate(offset)):
                 regions.add(update)
 
+    def render_partial_update(self) -> ChopsUpdate | None:
+        # Repaints asked for during this frame's layout (the scrollbar of a transcript that
+        # scrolled, told its new size after the arrangement) would wait for their Update
+        # message: a second screen update a frame later, the thumb lagging the text. They are
+        # drawn now, and that message then finds nothing left to draw.
+        pending = {widget for widget in self.visible_widgets if widget._repaint_regions}
+        if pending:
+            self.update_widgets(pending)
+        self._update_regions = list(self._dirty_regions)  # what _get_renders draws
+        try:
+            return super().render_partial_update()
+        finally:
+            self._update_regions = []
+
     def _get_renders(self, crop: Region | None = None) -> Iterable[tuple[Region, Region, list[Strip]]]:
-        if crop is None:
+        if crop is None or not self._update_regions:
             yield from super()._get_renders(crop)
             return
-        top, bottom = crop.y, crop.bottom
+        updates = self._update_regions
+        # Front to back: the first strip for a cell wins. Drawn rows of a widget in front hide
+        # what is behind them, so a widget draws only when part of the update within it is
+        # not hidden (not when a row of an answer changed in front of its containers, or the
+        # scrollbar in front of the transcript's edge).
+        covered: list[Region] = []
         for widget, (region, clip) in self.visible_widgets.items():
             visible = region.intersection(clip)
             if not crop.overlaps(visible):
                 continue
-            first, end = max(visible.y, top), min(visible.bottom, bottom)
-            if end <= first or not visible.width:
+            needed = [part for update in updates if (part := update.intersection(visible))
+                      and not any(front.contains_region(part) for front in covered)]
+            if not needed:
                 continue
-            # Returned as the clip: the caller cuts the strips into rows of region ∩ clip.
+            # Whole rows of the widget (its strips fill every cut of them), the update's rows only.
+            first, end = min(part.y for part in needed), max(part.bottom for part in needed)
             band = Region(visible.x, first, visible.width, end - first)
+            covered.append(band)
+            # Returned as the clip: the caller cuts the strips into rows of region ∩ clip.
             yield region, band, widget.render_lines(
                 Region(band.x - region.x, band.y - region.y, band.width, band.height))
 
