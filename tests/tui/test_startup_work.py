@@ -94,3 +94,26 @@ async def test_what_is_typed_before_the_session_is_up_reaches_it(make_app, faux,
         gate.set()
         await wait_until(lambda: len(faux.contexts) == 1, 10, "the prompt typed early")
         assert faux.contexts[0].messages[-1].content == "hello there"
+
+
+async def test_a_new_session_is_made_on_the_loop_and_a_continued_one_read_in_a_thread(make_app, monkeypatch):
+    """A session file being resumed is read in a worker thread (the screen stays live); a new
+    session has nothing to read and is made at once, so no turn of the loop (where Textual's
+    frame timer would paint an intermediate frame) comes between the first frame and the one
+    showing the session."""
+    import asyncio
+
+    threaded: list[str] = []
+    real = asyncio.to_thread
+
+    async def recording(func, /, *args, **kwargs):
+        threaded.append(getattr(func, "__name__", repr(func)))
+        return await real(func, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", recording)
+    async with running(make_app()):
+        pass
+    assert "_manager_for" not in threaded
+    async with running(make_app(continue_recent=True)) as pilot:
+        await pilot.pause()
+    assert "_manager_for" in threaded

@@ -5,9 +5,11 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import typing
 from collections import namedtuple
 from pathlib import Path
 
@@ -41,12 +43,13 @@ def define() -> tuple[type, type]:
     return namespace["Point"], namedtuple("Pair", "left right")  # type: ignore[return-value]
 
 
-def compiles_during(monkeypatch, action) -> list[str]:
+def compiles_during(monkeypatch, action, marker: str | None = None) -> list[str]:
     seen: list[str] = []
     real = builtins.compile
 
     def counting(source, *args, **kwargs):
-        if isinstance(source, str) and ("__create_fn__" in source or "_tuple_new" in source):
+        if isinstance(source, str) and (source.startswith(marker) if marker else (
+                "__create_fn__" in source or "_tuple_new" in source)):
             seen.append(source)
         return real(source, *args, **kwargs)
 
@@ -88,7 +91,85 @@ def test_a_run_that_compiled_nothing_new_leaves_the_file_alone(cache, monkeypatc
     assert (after.st_mode & 0o777) == 0o600
 
 
-@pytest.mark.parametrize("content", [b"", b"garbage", b"wolli-code-cache 1\n" + b"\0" * 4 + b"\xff\xff"])
+PATTERNS = [(r"(?P<word>[a-z]+)-(\d+)", 0), (r"^\s*#\s*(?P<title>.+?)\s*$", re.M), (rb"\x1b\[(\d+)m", 0)]
+
+
+def parses_during(monkeypatch, action) -> list[object]:
+    """The patterns ``re`` parsed (the slow part the cache spares) while ``action`` ran."""
+    seen: list[object] = []
+    real = re._parser.parse  # type: ignore[attr-defined]
+
+    def counting(pattern, flags=0, *args):
+        seen.append(pattern)
+        return real(pattern, flags, *args)
+
+    monkeypatch.setattr(re._parser, "parse", counting)  # type: ignore[attr-defined]
+    re.purge()  # re's own cache would answer first
+    action()
+    monkeypatch.setattr(re._parser, "parse", real)  # type: ignore[attr-defined]
+    return seen
+
+
+def compile_patterns() -> list[re.Pattern]:
+    return [re.compile(pattern, flags) for pattern, flags in PATTERNS]
+
+
+def test_a_later_run_makes_the_same_regular_expressions_without_parsing_them(cache, monkeypatch):
+    made: list[list[re.Pattern]] = []
+    assert parses_during(monkeypatch, lambda: made.append(compile_patterns()))
+    code_cache.save()
+    code_cache.disable()
+    code_cache.enable(cache)
+    assert parses_during(monkeypatch, lambda: made.append(compile_patterns())) == []
+    first, again = made
+    assert again == first  # equal patterns: the same program, flags and text
+    assert [p.groupindex for p in again] == [p.groupindex for p in first]
+    word = again[0].fullmatch("abc-42")
+    assert word is not None and word.group("word", 2) == ("abc", "42")
+    title = again[1].search("text\n  # A title  \nmore")
+    assert title is not None and title.group("title") == "A title"
+    assert again[2].findall(b"\x1b[31mred\x1b[0m") == [b"31", b"0"]
+
+
+def test_a_damaged_program_is_refused_and_the_pattern_compiled_afresh(cache, monkeypatch):
+    pattern, flags = PATTERNS[0]
+    code_cache._codes[("re", pattern, flags)] = (pattern, 32, [999, 1, 2], 2, {"word": 1}, (None, "word", None))
+    re.purge()
+    compiled = re.compile(pattern, flags)
+    match = compiled.fullmatch("abc-42")
+    assert match is not None and match.group("word") == "abc"
+    assert code_cache._codes[("re", pattern, flags)][2] != [999, 1, 2]  # replaced by the real one
+
+
+def test_bad_patterns_fail_as_re_makes_them_fail(cache):
+    re.purge()
+    with pytest.raises(re.error, match="missing \\)"):
+        re.compile("(unclosed")
+    with pytest.raises(ValueError, match="incompatible"):
+        re.compile("x", re.ASCII | re.UNICODE)
+    assert re.compile("(closed)").fullmatch("closed")
+    assert re._compiler.compile is code_cache._pattern  # type: ignore[attr-defined]  # still caching
+
+
+def test_forward_references_are_compiled_once(cache, monkeypatch):
+    def refer() -> None:
+        typing.ForwardRef("dict[str, list[int]]")
+
+    assert compiles_during(monkeypatch, refer, marker="dict[str") != []
+    code_cache.save()
+    code_cache.disable()
+    code_cache.enable(cache)
+    assert compiles_during(monkeypatch, refer, marker="dict[str") == []
+    assert typing.get_type_hints(Holder, localns={"Holder": Holder}) == {"value": dict[str, list[int]]}
+    with pytest.raises(SyntaxError):
+        typing.ForwardRef("not an expression")
+
+
+class Holder:
+    value: dict[str, list[int]]
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", b"wolli-code-cache 2\n" + b"\0" * 8 + b"\xff\xff"])
 def test_a_damaged_or_foreign_file_is_ignored_and_replaced(cache, content):
     path = code_cache.cache_path(cache)
     path.write_bytes(content)
@@ -111,9 +192,13 @@ def test_nothing_is_written_when_bytecode_is_not_written(cache, monkeypatch):
 
 def test_disabled_means_the_builtins_again(cache):
     assert dataclasses.__dict__.get("exec") is not None
+    assert re._compiler.compile is not code_cache._re_compile  # type: ignore[attr-defined]
     code_cache.disable()
     assert "exec" not in dataclasses.__dict__
+    assert "compile" not in typing.__dict__
+    assert re._compiler.compile is code_cache._re_compile  # type: ignore[attr-defined]
     assert define()[0](3).x == 3
+
 
 
 def test_the_command_line_keeps_the_cache_in_wolli_home(tmp_path, wolli_home):
@@ -136,7 +221,8 @@ def test_the_command_line_keeps_the_cache_in_wolli_home(tmp_path, wolli_home):
 
 
 def test_the_module_itself_does_not_enable_anything():
-    out = subprocess.run([sys.executable, "-c", "import dataclasses, wolli.base.code_cache as c; "
-                          "print('exec' in dataclasses.__dict__)"], capture_output=True, text=True, check=True,
+    out = subprocess.run([sys.executable, "-c", "import dataclasses, re, typing, wolli.base.code_cache as c; "
+                          "print('exec' in dataclasses.__dict__, 'compile' in typing.__dict__, "
+                          "re._compiler.compile is c._pattern)"], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parents[2])
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False False"

@@ -87,3 +87,37 @@ def test_order_falls_back_to_generated_comparisons():
         minor: int
 
     assert Version(1, 2) < Version(1, 3) and sorted([Version(2, 0), Version(1, 9)])[0] == Version(1, 9)
+
+
+def test_a_record_without_a_docstring_is_named_by_its_fields_without_a_signature(monkeypatch):
+    """dataclasses writes a signature (inspect.signature, slow at start-up) as the docstring
+    of a class without one; a record names its fields instead, and keeps a docstring it has."""
+    import inspect
+
+    signed: list[object] = []
+    real = inspect.signature
+
+    def counting(obj, *args, **kwargs):
+        signed.append(obj)
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(inspect, "signature", counting)
+
+    @record(slots=True, kw_only=True)
+    class Base:
+        kind: str = "base"
+
+    @record(slots=True, kw_only=True)
+    class Event(Base):
+        value: int = 0
+
+    @record
+    class Documented:
+        """Said in words."""
+
+        text: str
+
+    assert signed == []
+    assert Event.__doc__ == "Event(kind, value)" and Base.__doc__ == "Base(kind)"
+    assert Documented.__doc__ == "Said in words."
+    assert Event(kind="k", value=2) == Event(kind="k", value=2) and dataclasses.fields(Event)[1].name == "value"

@@ -15,6 +15,21 @@ object compiled from a source is exactly what executing the source does (same fi
 are the same. :func:`save` writes what was compiled beyond the file, as ``.pyc`` files are
 written: not when ``sys.dont_write_bytecode`` is set (``-B``, ``PYTHONDONTWRITEBYTECODE``).
 
+Two more things start-up compiles from the same text every time are kept the same way:
+
+- ``typing.ForwardRef`` compiles the string of every forward reference (``list["Widget"]``
+  in Textual's and Wolli's type aliases: ~290 of them before the TUI's first frame), so
+  ``typing``'s ``compile`` goes through the same cache.
+- Regular expressions (~110 patterns compiled at import, most in Textual's CSS tokenizer,
+  ~4 % of the TUI's start): ``re`` parses a pattern and generates its program in Python,
+  then hands the program to ``_sre.compile``. While enabled, ``re._compiler.compile`` keeps
+  the arguments of that call; a pattern seen by an earlier run is made from them at once
+  (``_sre`` checks a program before it runs it, so a damaged one is refused, then compiled
+  afresh). The first pattern a process compiles is also compiled by ``re`` itself and the
+  two compared (patterns are equal when their programs are), so an interpreter whose
+  ``re`` works differently is never given a program it would not have made: the patterns
+  are then left to ``re``.
+
 The file is per Python bytecode version, private to the user (``0600`` in a ``0700`` folder,
 like the rest of ``WOLLI_HOME``), read up to :data:`MAX_BYTES`; a file that is unreadable,
 damaged or not what this module wrote is ignored and replaced.
@@ -22,12 +37,15 @@ damaged or not what this module wrote is ignored and replaced.
 
 from __future__ import annotations
 
+import _sre
 import builtins
 import collections
 import dataclasses
 import marshal
 import os
+import re
 import sys
+import typing
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
@@ -37,12 +55,18 @@ from .safe_files import read_capped
 
 MAX_BYTES = 8 * 1024 * 1024  # a run of every mode writes ~1 MiB
 MAX_ENTRIES = 5000
-_HEADER = b"wolli-code-cache 1\n" + MAGIC_NUMBER
+_HEADER = b"wolli-code-cache 2\n" + MAGIC_NUMBER + _sre.MAGIC.to_bytes(4, "little")
 
-_Key = tuple[str, str]  # ("exec" or "eval", the source)
-_codes: dict[_Key, CodeType] = {}
+# ("exec" or "eval", the source) -> its code; ("re", pattern, flags) -> the arguments of
+# ``_sre.compile`` that make the pattern: (pattern, flags, program, groups, groupindex, indexgroup)
+_Key = tuple[Any, ...]
+_Program = tuple[Any, ...]
+_codes: dict[_Key, CodeType | _Program] = {}
 _known = 0  # how many entries of ``_codes`` the file held (or this run wrote)
 _path: Path | None = None
+_re_compiler: Any = getattr(re, "_compiler", None)  # 3.11+: the module ``re`` compiles with
+_re_compile: Any = getattr(_re_compiler, "compile", None)  # the original
+_re_checked = False  # whether this process compared a program it made with ``re``'s own
 
 
 def cache_path(folder: Path) -> Path:
@@ -60,13 +84,19 @@ def enable(folder: Path) -> None:
     _known = len(_codes)
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # the module's own name, over the builtin
     collections.eval = _eval  # type: ignore[attr-defined]
+    typing.compile = _compile  # type: ignore[attr-defined]
+    if _regex_programs_known():
+        _re_compiler.compile = _pattern
 
 
 def disable() -> None:
-    """Back to the builtins; what was compiled is forgotten."""
+    """Back to the builtins and ``re``'s own compiling; what was compiled is forgotten."""
     global _path, _known
     dataclasses.__dict__.pop("exec", None)
     collections.__dict__.pop("eval", None)
+    typing.__dict__.pop("compile", None)
+    if _re_compiler is not None and _re_compile is not None:
+        _re_compiler.compile = _re_compile
     _path, _known = None, 0
     _codes.clear()
 
@@ -117,15 +147,23 @@ def _load(path: Path) -> dict[_Key, CodeType]:
         return {}
     if not isinstance(loaded, dict):
         return {}
-    return {key: code for key, code in loaded.items()
-            if type(key) is tuple and len(key) == 2 and key[0] in ("exec", "eval") and type(key[1]) is str
-            and type(code) is CodeType}
+    return {key: value for key, value in loaded.items() if type(key) is tuple and _valid(key, value)}
+
+
+def _valid(key: tuple[Any, ...], value: Any) -> bool:
+    if len(key) == 2 and key[0] in ("exec", "eval"):
+        return type(key[1]) is str and type(value) is CodeType
+    if len(key) == 3 and key[0] == "re" and type(key[1]) in (str, bytes) and type(key[2]) is int:
+        # the program's shape; _sre checks the program itself when it is used
+        return (type(value) is tuple and len(value) == 6 and type(value[0]) is type(key[1])
+                and [type(part) for part in value[1:]] == [int, list, int, dict, tuple])
+    return False
 
 
 def _compiled(mode: str, source: str) -> CodeType:
     key = (mode, source)
     code = _codes.get(key)
-    if code is None:
+    if not isinstance(code, CodeType):
         code = _codes[key] = compile(source, "<string>", mode, dont_inherit=True)
     return code
 
@@ -142,3 +180,62 @@ def _eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
         frame = sys._getframe(1)
         globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
     return builtins.eval(_compiled("eval", source) if type(source) is str else source, globals, locals)
+
+
+def _compile(source: Any, filename: Any, mode: Any, flags: int = 0, dont_inherit: bool = False,
+             optimize: int = -1, **options: Any) -> Any:
+    """``compile`` as ``typing`` calls it for a forward reference, through the cache (its
+    module has no ``__future__`` imports to pass on, so this is the same code)."""
+    if type(source) is str and filename == "<string>" and mode == "eval" and not (flags or options) \
+            and optimize == -1:
+        return _compiled("eval", source)
+    return builtins.compile(source, filename, mode, flags, dont_inherit, optimize, **options)
+
+
+def _regex_programs_known() -> bool:
+    """Whether ``re`` compiles as :func:`_program` expects (the parts it uses exist)."""
+    parser = getattr(re, "_parser", None)
+    return callable(_re_compile) and callable(getattr(_re_compiler, "_code", None)) \
+        and callable(getattr(parser, "parse", None))
+
+
+def _program(pattern: str | bytes, flags: int) -> _Program:
+    """What ``re._compiler.compile`` hands ``_sre.compile`` for ``pattern``: its parse, the
+    program generated from it and the maps between group names and numbers."""
+    parsed = re._parser.parse(pattern, flags)  # type: ignore[attr-defined]
+    program = _re_compiler._code(parsed, flags)
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    # the opcodes are named int constants: plain ints, as marshal stores them and _sre reads them
+    return (pattern, flags | parsed.state.flags, [int(op) for op in program], parsed.state.groups - 1,
+            groupindex, tuple(indexgroup))
+
+
+def _pattern(pattern: Any, flags: int = 0) -> Any:
+    """``re._compiler.compile``, with the program of a pattern seen before taken from the cache."""
+    global _re_checked
+    if type(pattern) not in (str, bytes) or type(flags) is not int or flags & re.DEBUG:
+        return _re_compile(pattern, flags)
+    key = ("re", pattern, flags)
+    program = _codes.get(key)
+    if type(program) is tuple:
+        try:
+            return _sre.compile(*program)
+        except Exception:  # damaged: refused by _sre's check
+            pass
+    try:
+        program = _program(pattern, flags)
+        made = _sre.compile(*program)
+    except Exception:
+        compiled = _re_compile(pattern, flags)  # a bad pattern: re raises its own error here
+        _re_compiler.compile = _re_compile  # re made what this could not: leave patterns to it
+        return compiled
+    if not _re_checked:  # once per process: the program is the one re makes
+        _re_checked = True
+        if made != _re_compile(pattern, flags):
+            _re_compiler.compile = _re_compile
+            return _re_compile(pattern, flags)
+    _codes[key] = program
+    return made

@@ -81,6 +81,16 @@ def _finish(cls: type, own: dict[str, Any], eq: bool, repr_: bool, frozen: bool)
     return cls
 
 
+def _name_fields_in_doc(cls: type) -> None:
+    """A class without a docstring gets one naming its fields, ``Name(a, b)``. ``dataclasses``
+    would write its signature there, from ``inspect.signature``: ~0.25 ms a class, about 2 %
+    of the TUI's start for the ~85 records it defines, for text nobody reads at run time."""
+    if cls.__dict__.get("__doc__") is None:
+        names = dict.fromkeys(getattr(cls, "__dataclass_fields__", {}))  # inherited fields first
+        names.update(dict.fromkeys(cls.__dict__.get("__annotations__", {})))
+        cls.__doc__ = f"{cls.__name__}({', '.join(names)})"
+
+
 @overload
 def record(cls: T, /) -> T: ...
 @overload
@@ -107,6 +117,7 @@ def record(cls: Any = None, /, **options: Any) -> Any:
 
     def wrap(c: Any) -> Any:
         own = dict(c.__dict__)
+        _name_fields_in_doc(c)
         made = dataclasses.dataclass(c, eq=False, repr=False, **options)
         return _finish(made, own, eq, repr_, frozen)
 

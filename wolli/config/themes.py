@@ -44,6 +44,8 @@ BUILTIN_DIR = Path(__file__).resolve().parent.parent / "themes"
 
 @dataclass
 class ThemeSpec:
+    """A theme: its name, where it was read from, and its colours by token."""
+
     name: str
     path: str | None  # None for a theme built in code
     colors: dict[str, str | None]  # token -> "#rrggbb", or None for the terminal default

@@ -26,6 +26,8 @@ RESOURCES_GROUP = "wolli.resources"
 
 @dataclass
 class InstalledPackages:
+    """The packages installed for an agent, what they bring and what was wrong with them."""
+
     records: list[PackageRecord] = field(default_factory=list)
     site_packages: Path | None = None
     plugins: list[ClaudePlugin] = field(default_factory=list)

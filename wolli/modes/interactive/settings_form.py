@@ -19,6 +19,8 @@ THINKING_CHOICES = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 @dataclass(frozen=True)
 class SettingField:
+    """One row of the /settings form: the setting it edits and how."""
+
     key: str  # dotted for nested values: "compaction.enabled"
     label: str
     kind: str  # "bool" | "choice" | "int" | "text"

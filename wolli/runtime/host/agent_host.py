@@ -341,8 +341,12 @@ class AgentHost:
     async def load_session(self, options: SessionOptions) -> tuple[LiveSession, bool]:
         """``session_from_options`` with the file read, indexed and its context built in a
         worker thread, so a long session being resumed does not hold up the event loop (the
-        TUI keeps drawing and taking keys meanwhile)."""
-        manager = await asyncio.to_thread(self._manager_for, options)
+        TUI keeps drawing and taking keys meanwhile). A new session has no file to read:
+        made here, it costs no thread and no turn of the loop."""
+        if options.session or (options.continue_recent and options.persist):
+            manager = await asyncio.to_thread(self._manager_for, options)
+        else:
+            manager = self._manager_for(options)
         return self._session_for(manager, options)
 
     def _session_for(self, manager: SessionManager, options: SessionOptions) -> tuple[LiveSession, bool]:

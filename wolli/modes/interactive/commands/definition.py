@@ -48,6 +48,8 @@ Complete = Callable[[CommandContext, str], list[dict[str, Any]]]
 
 @dataclass(frozen=True)
 class BuiltinCommand:
+    """A built-in slash command: its name, what it does, and the function that runs it."""
+
     name: str
     description: str
     run: Run

@@ -62,6 +62,8 @@ def home_short(path: str) -> str:
 
 @dataclass
 class FooterData:
+    """What the footer shows: folder, branch, session, token and cost figures, model."""
+
     cwd: str = ""
     branch: str | None = None
     session_name: str | None = None

@@ -28,11 +28,15 @@ _IMAGE_MARK = re.compile(r"\[image #(\d+)\]")
 class PromptEditor(TextArea):
     @dataclass
     class Submitted(Message):
+        """Enter: the text (and images) to send."""
+
         text: str
         images: list[Any] = field(default_factory=list)
 
     @dataclass
     class FollowUp(Message):
+        """Alt+Enter: the text (and images) to queue as a follow-up."""
+
         text: str
         images: list[Any] = field(default_factory=list)
 
