@@ -131,6 +131,18 @@ def test_a_later_run_makes_the_same_regular_expressions_without_parsing_them(cac
     assert again[2].findall(b"\x1b[31mred\x1b[0m") == [b"31", b"0"]
 
 
+def test_patterns_compiled_once_the_session_is_up_are_not_written(cache):
+    re.purge()
+    re.compile(r"(?P<start>[a-z]+) during the start")
+    code_cache.stop_recording_patterns()  # the session is up: later patterns may be its data
+    secret = re.compile(r"a search typed in the session: hunter2")
+    assert secret.search("xx a search typed in the session: hunter2") is not None  # re's own, working
+    code_cache.save()
+    keys = {key for key in code_cache._load(code_cache.cache_path(cache)) if key[0] == "re"}
+    assert ("re", r"(?P<start>[a-z]+) during the start", 0) in keys
+    assert not any("hunter2" in str(key[1]) for key in keys)
+
+
 def test_a_damaged_program_is_refused_and_the_pattern_compiled_afresh(cache, monkeypatch):
     pattern, flags = PATTERNS[0]
     code_cache._codes[("re", pattern, flags)] = (pattern, 32, [999, 1, 2], 2, {"word": 1}, (None, "word", None))

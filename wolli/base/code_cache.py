@@ -89,6 +89,15 @@ def enable(folder: Path) -> None:
         _re_compiler.compile = _pattern
 
 
+def stop_recording_patterns() -> None:
+    """From here on patterns are ``re``'s alone: called once the session is up, because what
+    a run compiles after that can come from its data (a search typed, a tool's argument,
+    an extension's rule) and must not be written to a file. Those of the start, compiled by
+    the modules' code, stay cached."""
+    if _re_compiler is not None and _re_compile is not None:
+        _re_compiler.compile = _re_compile
+
+
 def disable() -> None:
     """Back to the builtins and ``re``'s own compiling; what was compiled is forgotten."""
     global _path, _known

@@ -140,7 +140,7 @@ class RemoteRuntime:
     # ------------------------------------------------------------------ connecting
 
     async def start(self) -> None:
-        from ...base import startup_gc
+        from ...base import code_cache, startup_gc
 
         # The answers' markdown module loads in a thread while the server sends the history
         # (the standalone app warms it the same way); the rows it draws need it next.
@@ -152,6 +152,7 @@ class RemoteRuntime:
             return
         finally:
             startup_gc.resume()  # paused by the command line: the history is built, collect from here
+            code_cache.stop_recording_patterns()  # later patterns may come from the session's data
             await warm
         self.ready.set()
         for text in self.request.messages:  # `wolli attach` has no prompt words today; kept for symmetry

@@ -19,7 +19,7 @@ from dataclasses import field
 from typing import Any
 
 from ...ai.types import ImageContent, Model, ThinkingLevel
-from ...base import startup_gc
+from ...base import code_cache, startup_gc
 from ...base.records import record
 from ...config import paths
 from ...extensions.context import ExtensionUI
@@ -193,6 +193,7 @@ async def start(
             raise
     finally:
         startup_gc.resume()  # paused by the command line while the modules were imported
+        code_cache.stop_recording_patterns()  # later patterns may come from the session's data
 
 
 async def _start(
