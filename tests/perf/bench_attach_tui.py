@@ -60,6 +60,24 @@ def shown_after(command: list[str], cwd: Path, env: dict[str, str]) -> float:
         return time.perf_counter() - start
     finally:
         term.close()
+        gone(command[-1])  # its exit (saving, the code cache) must not overlap the next run
+
+
+def gone(argument: str, timeout: float = 30) -> None:
+    """Until no process has ``argument`` on its command line."""
+    deadline = time.monotonic() + timeout
+    needle = argument.encode()
+    while time.monotonic() < deadline:
+        alive = False
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    alive = alive or needle in (entry / "cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    pass
+        if not alive:
+            return
+        time.sleep(0.02)
 
 
 def main() -> None:
@@ -85,9 +103,12 @@ def main() -> None:
                 time.sleep(0.05)
             standalone, cold, warm = [], [], []
             for run in range(args.runs):
-                path = Path(tmp) / f"long{run}.jsonl"
+                path, alone = Path(tmp) / f"long{run}.jsonl", Path(tmp) / f"alone{run}.jsonl"
                 long_session(path, args.pairs)
-                standalone.append(shown_after([sys.executable, "-m", "wolli", *MODEL, "--session", str(path)],
+                # The standalone resume reads a copy: the app it ran may still be exiting (and
+                # holding the session's writer lock) when the attach asks the server to open it.
+                long_session(alone, args.pairs)
+                standalone.append(shown_after([sys.executable, "-m", "wolli", *MODEL, "--session", str(alone)],
                                               project, env))
                 cold.append(shown_after([sys.executable, "-m", "wolli", "attach", "--socket", str(sock), str(path)],
                                         project, env))
