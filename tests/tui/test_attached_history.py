@@ -20,6 +20,22 @@ from wolli.modes.tui.widgets.user_message import UserMessageView
 from .helpers import attached_app
 
 
+def recording_connect(server: ServeProcess, sent: list[dict]):
+    """The app's connection to ``server``, every command it sends appended to ``sent``."""
+    async def connect(on_record):
+        link = await ServerLink.unix(server.socket_path, on_record)
+        call = link.call
+
+        async def recorded(command, *args):
+            sent.append(dict(command))
+            return await call(command, *args)
+
+        link.call = recorded  # type: ignore[method-assign]
+        return link
+
+    return connect
+
+
 async def page_to_the_top(pilot, transcript) -> None:
     """Ctrl+Home until no row is hidden above, each press waited on (a page may be fetched)."""
     while transcript.hidden_count:
@@ -39,18 +55,7 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_fetched_as_scrolling_reac
     try:
         server.wait_listening()
         sent: list[dict] = []
-
-        async def connect(on_record):
-            link = await ServerLink.unix(server.socket_path, on_record)
-            call = link.call
-
-            async def recorded(command, *args):
-                sent.append(dict(command))
-                return await call(command, *args)
-
-            link.call = recorded  # type: ignore[method-assign]
-            return link
-
+        connect = recording_connect(server, sent)
         app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(lambda: app.controller.session is not None and app.controller.session.messages,
@@ -141,18 +146,7 @@ async def test_a_tree_move_elsewhere_reloads_only_the_new_tail(project: Path, wo
     try:
         server.wait_listening()
         sent: list[dict] = []
-
-        async def connect(on_record):
-            link = await ServerLink.unix(server.socket_path, on_record)
-            call = link.call
-
-            async def recorded(command, *args):
-                sent.append(dict(command))
-                return await call(command, *args)
-
-            link.call = recorded  # type: ignore[method-assign]
-            return link
-
+        connect = recording_connect(server, sent)
         app = attached_app(server.socket_path, str(saved), project, wolli_home / "agents" / "default", connect=connect)
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")

@@ -84,20 +84,20 @@ async def test_packages_in_an_attached_app_install_on_the_server(pip_offline, se
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(lambda: app.controller.ready.is_set(), 20, "the attach")
         await type_and_send(pilot, "/packages")
-        await wait_until(lambda: "No packages are installed" in notices(app), 20, "the server's empty list")
+        await wait_until(lambda: "No packages are installed" in notices(app), 60, "the server's empty list")
 
         await type_and_send(pilot, f"/packages install {wheel}")
-        await wait_until(lambda: isinstance(app.screen, ConfirmDialog), 20, "the confirmation, here")
+        await wait_until(lambda: isinstance(app.screen, ConfirmDialog), 60, "the confirmation, here")
         await pilot.press("y")
-        await wait_until(lambda: "Installed wolli-examples 0.1.0." in notices(app), 120, "the install")
+        await wait_until(lambda: "Installed wolli-examples 0.1.0." in notices(app), 300, "the install")
         assert "todo" in server_extensions()  # loaded by the server
         assert not any(name.startswith("wolli_examples") for name in sys.modules)  # loaded there, not here
 
         await type_and_send(pilot, "/packages")
-        await wait_until(lambda: "wolli-examples 0.1.0  (package, enabled)" in notices(app), 20, "the report")
-        await wait_until(lambda: isinstance(app.screen, SelectDialog), 20, "the switch offer")
+        await wait_until(lambda: "wolli-examples 0.1.0  (package, enabled)" in notices(app), 60, "the report")
+        await wait_until(lambda: isinstance(app.screen, SelectDialog), 60, "the switch offer")
         await pilot.press("escape")
 
         await type_and_send(pilot, "/packages remove wolli-examples")
-        await wait_until(lambda: "Removed wolli-examples." in notices(app), 60, "the removal")
+        await wait_until(lambda: "Removed wolli-examples." in notices(app), 120, "the removal")
         assert "todo" not in server_extensions()

@@ -37,14 +37,12 @@ from ...permissions.prompt import (
     PermissionAnswer,
     PermissionRequest,
 )
-from ..interactive.commands.front import SessionSource, TreeChoice
-from ..interactive.settings_form import SettingField
+from ..interactive.commands.front import WithoutPickers
 from .sdk import Client, ToolCallContent, schema
 from .updates import text_content
 
 if TYPE_CHECKING:
     from ...ai.types import Model
-    from ..interactive.tree_source import TreeSource
 
 
 Choice = TypeVar("Choice")
@@ -187,7 +185,7 @@ def _on_abort(signal: AbortSignal | None, asking: asyncio.Future[Any]) -> Callab
     return remove if callable(remove) else (lambda: None)
 
 
-class AcpFront:
+class AcpFront(WithoutPickers):
     """The built-in slash commands' face (``interactive.commands.front.Front``) in an editor:
     what they show becomes the agent's message, questions become permission requests."""
 
@@ -239,12 +237,3 @@ class AcpFront:
         labels = [f"{m.provider}/{m.id}" for m in found]
         chosen = await self._ui.select("Model", labels) if labels else None
         return found[labels.index(chosen)] if chosen in labels else None
-
-    async def pick_session(self, source: SessionSource) -> str | None:
-        return None
-
-    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
-        return None
-
-    async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
-        return None

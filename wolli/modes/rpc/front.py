@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..interactive.commands.front import WithoutPickers
+
 if TYPE_CHECKING:
     from ...ai.types import Model
-    from ..interactive.commands.front import SessionSource, TreeChoice
-    from ..interactive.settings_form import SettingField
-    from ..interactive.tree_source import TreeSource
     from .commands import RpcServer
 
 
-class RpcFront:
+class RpcFront(WithoutPickers):
     mode = "rpc"
     shows_model_changes = False
 
@@ -55,13 +54,4 @@ class RpcFront:
         return await self._client.ui.confirm(title, message)
 
     async def pick_model(self, models: list[Model], current: Model | None, search: str) -> Model | None:
-        return None
-
-    async def pick_session(self, source: SessionSource) -> str | None:
-        return None
-
-    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
-        return None
-
-    async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
         return None

@@ -82,3 +82,17 @@ class Front(Protocol):
 
     async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
         """The changed values by key, or None when cancelled."""
+
+
+class WithoutPickers:
+    """For a front with no full-screen pickers (an editor over ACP, an RPC client): the
+    session, tree and settings pickers are declined, as a cancelled picker is."""
+
+    async def pick_session(self, source: SessionSource) -> str | None:
+        return None
+
+    async def pick_tree_entry(self, tree: TreeSource) -> TreeChoice | None:
+        return None
+
+    async def edit_settings(self, fields: list[SettingField], values: dict[str, Any]) -> dict[str, Any] | None:
+        return None
