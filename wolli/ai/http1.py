@@ -15,6 +15,7 @@ as the awaited read completes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import weakref
 import zlib
@@ -180,7 +181,7 @@ class Response:
         if connection is None or self._done:
             return
         reader = connection.reader
-        try:
+        with _reading("peer closed connection without sending complete message body", "chunk size line too long"):
             if self._chunked:
                 while True:
                     line = await reader.readuntil(b"\n")
@@ -203,12 +204,6 @@ class Response:
             else:
                 while data := await reader.read(65536):
                     yield data
-        except asyncio.IncompleteReadError:
-            raise RemoteProtocolError("peer closed connection without sending complete message body") from None
-        except asyncio.LimitOverrunError:
-            raise RemoteProtocolError("chunk size line too long") from None
-        except (OSError, ssl.SSLError) as exc:
-            raise ReadError(str(exc) or type(exc).__name__) from exc
         self._done = True
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
@@ -332,6 +327,19 @@ async def _send_once(pool: Pool, method: str, url: str, headers: dict[str, str],
     return Response(pool, origin, connection, status, response_headers, url, method)
 
 
+@contextlib.contextmanager
+def _reading(incomplete: str, too_long: str) -> Iterator[None]:
+    """asyncio's and the socket's read failures under the names callers catch (httpx's)."""
+    try:
+        yield
+    except asyncio.IncompleteReadError:
+        raise RemoteProtocolError(incomplete) from None
+    except asyncio.LimitOverrunError:
+        raise RemoteProtocolError(too_long) from None
+    except (OSError, ssl.SSLError) as exc:
+        raise ReadError(str(exc) or type(exc).__name__) from exc
+
+
 async def _read_head(connection: _Connection, status_line: bytes) -> tuple[int, Headers]:
     while True:
         parts = status_line.decode("latin-1").split(None, 2)
@@ -340,7 +348,7 @@ async def _read_head(connection: _Connection, status_line: bytes) -> tuple[int, 
         status = int(parts[1])
         items: list[tuple[str, str]] = []
         size = len(status_line)
-        try:
+        with _reading("Server disconnected without sending a response.", "the answer's headers are too large"):
             while True:
                 line = await connection.reader.readuntil(b"\n")
                 size += len(line)
@@ -355,12 +363,6 @@ async def _read_head(connection: _Connection, status_line: bytes) -> tuple[int, 
             if status == 100 or 102 <= status < 200:  # interim answers: the real one follows
                 status_line = await connection.reader.readuntil(b"\n")
                 continue
-        except asyncio.IncompleteReadError:
-            raise RemoteProtocolError("Server disconnected without sending a response.") from None
-        except asyncio.LimitOverrunError:
-            raise RemoteProtocolError("the answer's headers are too large") from None
-        except (OSError, ssl.SSLError) as exc:
-            raise ReadError(str(exc) or type(exc).__name__) from exc
         return status, Headers(items)
 
 

@@ -305,7 +305,7 @@ class ClientConnection(RpcCore, asyncio.Protocol):
     # ------------------------------------------------------------------ a session still loading
 
     def on_event(self, event: Any, record: dict[str, Any] | None = None) -> None:
-        if event.type in _CONTEXT_REPLACED:  # the client's message indexes start over with it
+        if self._history_anchor is not None and event.type in _CONTEXT_REPLACED:  # its indexes start over
             self._history_anchor = None
         super().on_event(event, record)
 

@@ -201,11 +201,10 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.items[:0] = builders
         self.first_mounted += len(builders)
         self._update_more()
-        if self._want_earlier:  # scrolled to the top for them: show them
+        if self._want_earlier:  # asked for by scrolling to the top, or to fill the screen
             self._want_earlier = False
             self.show_earlier()
-        elif self.max_scroll_y == 0:
-            self.call_after_refresh(self._fill_screen)  # the tail did not fill the screen
+        self.call_after_refresh(self._fill_screen)  # does nothing once the rows fill the screen
 
     def _fill_screen(self) -> None:
         """History that does not fill the screen gets the page above it, until it does."""
@@ -213,9 +212,8 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
             return
         if not all(widget.is_mounted for widget in self.mounted):
             self.call_after_refresh(self._fill_screen)  # not laid out yet
-        elif self.max_scroll_y == 0:
-            self.show_earlier(FILL_STEP)
-            self.call_after_refresh(self._fill_screen)
+        elif self.max_scroll_y == 0 and self.show_earlier(FILL_STEP):
+            self.call_after_refresh(self._fill_screen)  # (none shown: a page was asked for; its arrival goes on)
 
     def rows_drawn(self) -> bool:
         """Every mounted row is mounted in full (an answer's markdown is parsed as it mounts,
