@@ -9,9 +9,11 @@ shown (``␛[2J``), never obeyed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ....base.text_safety import terminal_safe
@@ -39,6 +41,22 @@ class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
         self.pending_message: AssistantMessage | None = None
         self._final = False
         self._ready = False  # mounted: children can be mounted into it
+        self._composing: list[Widget] | None = None  # blocks made while composing: yielded, not mounted
+
+    def compose(self) -> Iterator[Widget]:
+        """A row rebuilt from history (finished before it was mounted) comes with its blocks,
+        their markdown parsed: one mount and one layout, not the row first and its blocks
+        mounted into it afterwards."""
+        if self.pending_message is None or not self._final:
+            return
+        message, self.pending_message = self.pending_message, None
+        self._ready = True
+        self._composing = []
+        try:
+            self.finish(message)
+        finally:
+            widgets, self._composing = self._composing, None
+        yield from widgets
 
     def on_mount(self) -> None:
         self._ready = True
@@ -82,7 +100,7 @@ class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
             else:
                 widget = StreamingText()
             self._blocks[index] = (widget, len(text))
-            self.mount(widget)
+            self._add(widget)
             if isinstance(widget, StreamingText):  # not final
                 widget.update_text(terminal_safe(text))  # applied once it is mounted
             return
@@ -101,7 +119,7 @@ class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
                 return
             widget = ThinkingBlock(terminal_safe(text), expanded=self.show_thinking)
             self._blocks[index] = (widget, len(text))
-            self.mount(widget)
+            self._add(widget)
             return
         widget, shown = known
         if len(text) > shown:
@@ -124,7 +142,13 @@ class AssistantMessageView(KeepsRowsOnGrowth, Vertical):
         if stop in ("error", "aborted") and self.error is None:
             text = "Interrupted" if stop == "aborted" else f"Error: {message.error_message or 'the request failed'}"
             self.error = Static(terminal_safe(text), markup=False, classes="message-error")
-            self.mount(self.error)
+            self._add(self.error)
+
+    def _add(self, widget: Widget) -> None:
+        if self._composing is not None:
+            self._composing.append(widget)
+        else:
+            self.mount(widget)
 
     def _diverged(self, message: AgentMessage) -> bool:
         """Whether a block shown so far is not the start of the same block of ``message``."""

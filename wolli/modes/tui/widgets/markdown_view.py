@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from markdown_it import MarkdownIt
+from textual import events
 from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
 from .code_theme import ThemedHighlight
+
+# A text up to this size is parsed as the widget is composed, so it mounts with its blocks;
+# a longer one is parsed by Markdown itself, in a thread, after it is mounted.
+COMPOSE_LIMIT = 64 * 1024
+_parser: MarkdownIt | None = None
+
+
+def _shared_parser() -> MarkdownIt:
+    """One parser for the texts parsed on the UI thread (making one costs ~0.5 ms)."""
+    global _parser
+    if _parser is None:
+        _parser = MarkdownIt("gfm-like")  # Markdown's own parser
+    return _parser
 
 
 class ThemedFence(MarkdownFence):
@@ -32,9 +47,27 @@ class ThemedMarkdown(Markdown):
         self._held = ""  # text waiting for the append in progress
         self._whole = bool(markdown)  # made with text: more text re-parses the whole
         self._when_drained: list[Callable[[], object]] = []
+        self._composed = False  # the first text's blocks came with compose
 
-    def on_mount(self) -> None:
-        # Markdown's own mount handler has parsed the first text by now.
+    def compose(self) -> Iterator[MarkdownBlock]:
+        """The blocks of a finished text, parsed now: a history row mounts with its blocks in
+        the same pass, one layout, instead of mounting empty and being parsed (in a thread),
+        then mounted and laid out again."""
+        text = self._initial_markdown
+        if not text or len(text) > COMPOSE_LIMIT:
+            return
+        blocks = list(self._parse_markdown(_shared_parser().parse(text)))
+        self._initial_markdown = None
+        self._composed = True
+        self._markdown = text
+        lines = text.splitlines()  # where an append would start parsing again, as Markdown.update sets it
+        self._last_parsed_line = len(lines) - (1 if lines and lines[-1] else 0)
+        yield from blocks
+
+    def on_mount(self, event: events.Mount) -> None:
+        if self._composed:
+            event.prevent_default()  # Markdown's own handler would parse and mount it all again
+        # Markdown's own mount handler has parsed the first text by now (or compose did).
         self._parsed = True
         self._drain_later()
 

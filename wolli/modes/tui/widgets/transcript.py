@@ -23,6 +23,7 @@ caught) becomes a one-line error instead of taking the app down.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from rich.text import Text
@@ -73,6 +74,9 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.unfetched = 0
         self._fetch: Callable[[], None] | None = None
         self._want_earlier = False
+        self._mounting: asyncio.Future[None] | None = None
+        # Anchored by add_lazy before its rows were laid out: kept until a layout has them.
+        self._anchored_ahead = False
 
     def on_mount(self) -> None:
         self.mount(self.more)
@@ -136,10 +140,11 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         overflowing = self.virtual_size.height > self.scrollable_content_region.height
         if overflowing and not self.is_anchored:
             self.anchor()
-        elif not overflowing and self.is_anchored:
+        elif not overflowing and self.is_anchored and not self._anchored_ahead:
             self.anchor(False)
 
     def watch_virtual_size(self, size) -> None:  # type: ignore[no-untyped-def]
+        self._anchored_ahead = False  # laid out with the rows: whether they overflow is known
         self._update_anchor()  # rows grew or shrank (a long answer, a new session)
         if not self.following:
             self._arrived()
@@ -174,9 +179,32 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         widgets = [self._build(build) for build in self.items[window_start:]]
         self.mounted.extend(widgets)
         if widgets:
-            self.mount_all(widgets)
+            self._mount_whole(widgets)
+        if self.first_mounted and not self.is_anchored:
+            # Rows above the window: the history fills the screen (more is mounted until it
+            # does). Shown from its end with its scrollbar in the first layout; found out after
+            # it, the overflow would cost a second layout, a column narrower, and its drawing.
+            self.show_vertical_scrollbar = True
+            self.anchor()
+            self._anchored_ahead = True
         self._trim()
         self.call_after_refresh(self._fill_screen)
+
+    def _mount_whole(self, widgets: list[Widget]) -> None:
+        """Mount rows with no frame drawn until they and what they compose are mounted: the
+        screen's timer would otherwise lay out and draw the rows before their markdown, then
+        everything again a frame later."""
+        mounting = self.mount_all(widgets)
+        app = self.app
+        app._begin_batch()  # what App.batch_update does, held until the mount is done
+
+        async def mounted() -> None:
+            try:
+                await mounting
+            finally:
+                app._end_batch()
+
+        self._mounting = asyncio.ensure_future(mounted())  # referenced until done
 
     def expect_earlier(self, count: int, fetch: Callable[[], None]) -> None:
         """``count`` older messages exist that are not items yet; ``fetch`` asks for the next
@@ -212,7 +240,11 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
             return
         if not all(widget.is_mounted for widget in self.mounted):
             self.call_after_refresh(self._fill_screen)  # not laid out yet
-        elif self.max_scroll_y == 0 and self.show_earlier(FILL_STEP):
+            return
+        if self._anchored_ahead:  # laid out without a change of size
+            self._anchored_ahead = False
+            self._update_anchor()
+        if self.max_scroll_y == 0 and self.show_earlier(FILL_STEP):
             self.call_after_refresh(self._fill_screen)  # (none shown: a page was asked for; its arrival goes on)
 
     def rows_drawn(self) -> bool:
@@ -296,4 +328,5 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.mounted.clear()
         self.first_mounted = 0
         self.unfetched, self._fetch, self._want_earlier = 0, None, False
+        self._anchored_ahead = False
         self._update_more()
