@@ -6,6 +6,7 @@ import pytest
 
 from tests.support.sample_extensions import REDACTOR
 from wolli.ai.providers.faux import faux_thinking, faux_tool_call
+from wolli.modes.tui.frame_batcher import FPS
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
 from wolli.modes.tui.widgets.thinking_block import ThinkingBlock
 from wolli.modes.tui.widgets.tool_row import ToolRow
@@ -40,6 +41,17 @@ async def test_streamed_tokens_reach_the_screen_in_frames_not_one_update_per_tok
         assert answer.markdown_text == words
         # 600 words stream in ~0.3-0.6 s: at most ~30 flushes a second, far fewer than tokens.
         assert 0 < app.adapter.batcher.flushes < 100
+
+
+async def test_the_model_is_read_at_the_screen_s_frame_rate(make_app, faux):
+    # A token wakes the provider, the agent, the session and the adapter in turn; the screen
+    # shows them once a frame, so the answer is read a frame's worth at a time.
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.push("ok")
+        await type_and_send(pilot, "go")
+        await idle_after(app, pilot, 1)
+        assert faux.options[-1].read_interval == pytest.approx(1 / FPS)
 
 
 async def test_a_tool_call_becomes_a_row_that_finishes_with_its_result(make_app, faux, project):

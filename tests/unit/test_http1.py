@@ -9,6 +9,7 @@ import asyncio
 import gzip
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -17,7 +18,14 @@ from wolli.ai import http1
 from wolli.ai.http import open_stream, sse_events
 from wolli.ai.types import StreamOptions
 
-Answer = Callable[[bytes], bytes | None]  # the raw request in, the raw answer out (None: close)
+Answer = Callable[[bytes], "bytes | Paced | None"]  # the raw request in, the raw answer out (None: close)
+
+
+class Paced:
+    """An answer written in pieces ``gap`` seconds apart, as a model streams tokens."""
+
+    def __init__(self, head: bytes, pieces: list[bytes], gap: float) -> None:
+        self.head, self.pieces, self.gap = head, pieces, gap
 
 
 class RawServer:
@@ -58,6 +66,15 @@ class RawServer:
                 answer = self.answers.pop(0)(request)
                 if answer is None:
                     return
+                if isinstance(answer, Paced):
+                    try:
+                        conn.sendall(answer.head)
+                        for piece in answer.pieces:
+                            time.sleep(answer.gap)
+                            conn.sendall(piece)
+                    except OSError:  # the client stopped reading (an abort)
+                        return
+                    continue
                 conn.sendall(answer)
                 if b"connection: close" in answer.lower():
                     return
@@ -181,3 +198,67 @@ def test_with_a_proxy_configured_the_request_goes_through_httpx(serve, monkeypat
     monkeypatch.delenv("no_proxy", raising=False)
     assert asyncio.run(events("http://model.invalid")) == ["via proxy"]
     assert server.requests[0].startswith(b"POST http://model.invalid/v1/chat HTTP/1.1\r\n")
+
+
+def paced_chunks(count: int, gap: float) -> Answer:
+    pieces = [b"%x\r\n%s\r\n" % (len(sse(str(n))), sse(str(n))) for n in range(count)] + [b"0\r\n\r\n"]
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    return lambda _request: Paced(head, pieces, gap)
+
+
+async def arrivals(url: str, read_interval: float) -> list[tuple[float, str]]:
+    """Each event with the loop time its consumer got it."""
+    loop = asyncio.get_running_loop()
+    async with open_stream(url + "/v1/chat", {}, {}, StreamOptions(max_retries=0, read_interval=read_interval)) as response:
+        return [(loop.time(), event.data) async for event in sse_events(response)]
+
+
+def wake_ups(times: list[float]) -> int:
+    """How many separate moments the events were handled in (a batch is handled at once)."""
+    return 1 + sum(1 for before, after in zip(times, times[1:], strict=False) if after - before > 0.003)
+
+
+def test_a_paced_answer_is_read_a_frame_at_a_time_and_nothing_is_lost(serve):
+    # 40 events 10 ms apart, read at most every 100 ms: ~5 batches instead of 40 wake-ups.
+    server = serve(paced_chunks(40, 0.01), fixed(sse("after")))
+
+    async def both() -> tuple[list[tuple[float, str]], list[str]]:
+        return await arrivals(server.url, 0.1), await events(server.url)
+
+    paced, after = asyncio.run(both())
+    assert [data for _, data in paced] == [str(n) for n in range(40)]
+    assert wake_ups([at for at, _ in paced]) <= 10
+    # the connection went back to the pool reading again: the next answer came on it
+    assert after == ["after"] and server.connections == 1
+
+
+def test_what_has_arrived_is_never_held_back_by_the_read_interval(serve):
+    server = serve(chunked(*(sse(str(n)) for n in range(40))))
+    got = asyncio.run(arrivals(server.url, 5.0))
+    assert [data for _, data in got] == [str(n) for n in range(40)]
+    assert got[-1][0] - got[0][0] < 1.0  # one burst, read at once, not after the 5 s interval
+
+
+def test_an_abort_during_the_pause_ends_the_read_at_once(serve):
+    server = serve(paced_chunks(100, 0.01))
+
+    async def abort_early() -> tuple[list[str], float]:
+        seen: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        async def read() -> None:
+            async with open_stream(server.url, {}, {}, StreamOptions(max_retries=0, read_interval=5.0)) as response:
+                async for event in sse_events(response):
+                    seen.append(event.data)
+
+        task = asyncio.create_task(read())
+        while not seen:  # the first event is read at once; the next read waits 5 s
+            await asyncio.sleep(0.005)
+        started = loop.time()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return seen, loop.time() - started
+
+    seen, took = asyncio.run(abort_early())
+    assert seen == ["0"] and took < 1.0

@@ -458,6 +458,8 @@ async def open_stream(
             error: Exception = ProviderConnectionError(failure, "timeout" if timed_out else "connection")
         else:
             if response.status_code < 300:
+                if isinstance(response, http1.Response):  # httpx's (via a proxy) are read as they come
+                    response.read_interval = options.read_interval
                 try:
                     yield response
                 finally:

@@ -175,6 +175,40 @@ class Response:
         self._reusable = (headers.get("connection") or "").lower() != "close" and (
             self._chunked or self._length is not None)
         self._done = self._length == 0
+        # Shortest time between two waits for more of the body (0: read as it arrives); see
+        # :meth:`_pace`. Set by the caller before iterating.
+        self.read_interval = 0.0
+        self._batch_at = float("-inf")
+
+    async def _pace(self, reader: asyncio.StreamReader) -> None:
+        """Before a read that would wait for the network, let at least ``read_interval``
+        pass since the last such wait, with the socket not watched meanwhile.
+
+        A front end drawing at most N frames a second gains nothing from waking for every
+        token of a paced answer (four event-loop turns through the provider, the agent, the
+        session and the front end each): what arrives meanwhile stays in the socket and is
+        read and handled in one pass. Data already received is never held back, and a pause
+        longer than the interval (the first token, a slow model) costs no wait at all."""
+        # StreamReader keeps what it has received in ``_buffer`` (CPython 3.8-3.13); where that
+        # cannot be seen, nothing is held back.
+        buffered = getattr(reader, "_buffer", None)
+        if buffered is None or buffered:  # more of the body is here already: parse it first
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._batch_at + self.read_interval - loop.time()
+        if wait > 0:
+            connection = self.connection
+            transport = connection.writer.transport if connection is not None else None
+            if not isinstance(transport, asyncio.ReadTransport):
+                transport = None
+            if transport is not None:
+                transport.pause_reading()  # no wake-up per arriving packet meanwhile
+            try:
+                await asyncio.sleep(wait)
+            finally:
+                if transport is not None and not transport.is_closing():
+                    transport.resume_reading()
+        self._batch_at = loop.time()
 
     async def _raw(self) -> AsyncIterator[bytes]:
         connection = self.connection
@@ -184,6 +218,8 @@ class Response:
         with _reading("peer closed connection without sending complete message body", "chunk size line too long"):
             if self._chunked:
                 while True:
+                    if self.read_interval:
+                        await self._pace(reader)
                     line = await reader.readuntil(b"\n")
                     if len(line) > CHUNK_LINE_LIMIT:
                         raise RemoteProtocolError("chunk size line too long")
@@ -202,7 +238,12 @@ class Response:
                 async for data in _exactly(reader, self._length):
                     yield data
             else:
-                while data := await reader.read(65536):
+                while True:
+                    if self.read_interval:
+                        await self._pace(reader)
+                    data = await reader.read(65536)
+                    if not data:
+                        break
                     yield data
         self._done = True
 

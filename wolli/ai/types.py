@@ -235,6 +235,10 @@ class StreamOptions:
     # Longest silence (seconds) between two pieces of a streamed answer before it counts as
     # stalled (a transient failure); None: the default of wolli.ai.http.
     idle_timeout: float | None = None
+    # Shortest time (seconds) between two waits for more of a streamed answer; 0: read each
+    # piece as it arrives. A front end drawing N frames a second sets 1/N, so a paced answer
+    # is read and handled a frame's worth at a time (docs/performance.md).
+    read_interval: float = 0.0
     # Per-API extra knobs (thinking budgets, tool_choice, ...).
     extra: dict[str, Any] = field(default_factory=dict)
 

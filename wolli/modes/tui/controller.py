@@ -20,6 +20,7 @@ from ..interactive.client_runtime import SessionFigures
 from ..interactive.commands.definition import CommandContext, CommandEntry
 from ..interactive.commands.registry import run_builtin
 from .adapter import EventAdapter
+from .frame_batcher import FRAME_INTERVAL
 from .front import TuiFront
 from .ui_bridge import AppWithUI
 
@@ -77,6 +78,8 @@ class TuiController:
         except StartupError as exc:
             self.app.exit(return_code=exc.exit_code, message=_startup_message(exc))
             return
+        # The screen shows streamed text once a frame: read the answers at that pace.
+        self.startup.host.stream_read_interval = FRAME_INTERVAL
         self.startup.host.start_auto_reload()  # settings autoReload: watch extension files
         self.app.reload_transcript()  # a resumed session's history, then what to know
         session = self.startup.session

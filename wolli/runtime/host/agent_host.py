@@ -79,6 +79,9 @@ class AgentHost:
         # A front end serving several sessions to their own clients (``wolli serve``) gives
         # each session its own ``ctx.ui``; otherwise every session shares ``ui``.
         self.session_ui: Callable[[LiveSession], ExtensionUI] | None = None
+        # A front end drawing streamed text at most N times a second sets 1/N: the model's
+        # answers are then read a frame's worth at a time (``StreamOptions.read_interval``).
+        self.stream_read_interval = 0.0
         self.handlers = HandlerRegistry()
         from ..safety.permissions import HostPermissions
 

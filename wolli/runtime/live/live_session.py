@@ -509,6 +509,7 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
         self.agent.steering_mode = self.settings.get("steeringMode")
         self.agent.follow_up_mode = self.settings.get("followUpMode")
         self.agent.stream_options["idle_timeout"] = stream_idle_timeout(self.settings)
+        self.agent.stream_options["read_interval"] = self.services.stream_read_interval
 
     async def _compact_if_full(self) -> None:
         """Compact before a prompt when the context is already past the threshold: a session

@@ -56,6 +56,9 @@ class SessionServices(Protocol):
     ui: ExtensionUI
     permissions: HostPermissions
     sandbox: SandboxService  # the optional bubblewrap sandbox for shell commands
+    # Seconds between reads of a streamed answer, set by a front end that draws N frames a
+    # second (``StreamOptions.read_interval``); 0: as the pieces arrive.
+    stream_read_interval: float
 
     @property
     def active(self) -> Any:
