@@ -28,10 +28,12 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 from textual.widgets import Static
 
 from .growing import KeepsRowsOnGrowth
+from .scrollbar import StripScrollBar
 
 MAX_MOUNTED = 24
 PAGE = 20
@@ -73,6 +75,16 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self.unfetched = 0
         self._fetch: Callable[[], None] | None = None
         self._want_earlier = False
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        # Textual's own, but drawn without a Rich console (widgets/scrollbar.py).
+        if self._vertical_scrollbar is None:
+            self._vertical_scrollbar = bar = StripScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def on_mount(self) -> None:
         self.mount(self.more)
