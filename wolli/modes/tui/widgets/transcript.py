@@ -29,10 +29,12 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import events
 from textual.containers import VerticalScroll
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 from textual.widgets import Static
 
 from .growing import KeepsRowsOnGrowth
+from .scrollbar import StripScrollBar
 
 MAX_MOUNTED = 24
 PAGE = 20
@@ -77,6 +79,16 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         self._mounting: asyncio.Future[None] | None = None
         # Anchored by add_lazy before its rows were laid out: kept until a layout has them.
         self._anchored_ahead = False
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        # Textual's own, but drawn without a Rich console (widgets/scrollbar.py).
+        if self._vertical_scrollbar is None:
+            self._vertical_scrollbar = bar = StripScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def on_mount(self) -> None:
         self.mount(self.more)
