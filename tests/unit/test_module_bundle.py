@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import stat
@@ -199,3 +200,14 @@ def test_a_cli_run_writes_the_bundle_and_the_next_uses_it(tmp_path):
     served = [[line for line in run.stderr.splitlines() if line.startswith("served ")] for run in runs]
     assert served[0] == ["served 0"], runs[0].stderr[-2000:]
     assert served[1] and int(served[1][0].split()[1]) > 50, runs[1].stderr[-2000:]
+
+
+def test_the_command_line_imports_next_to_nothing_before_the_bundle_is_in_place():
+    """What is imported before ``main`` puts the finder in place cannot come from the bundle:
+    ``typing``, ``re``, ``enum``, ``importlib`` and their dozen modules wait for it."""
+    probe = ("import sys; before = set(sys.modules); import wolli.cli.main, wolli.base.module_bundle; "
+             "print(sorted(set(sys.modules) - before))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    imported = set(ast.literal_eval(done.stdout))
+    assert imported <= {"__future__", "wolli", "wolli.__about__", "wolli.cli", "wolli.cli.main", "wolli.base",
+                        "wolli.base.module_bundle"}, imported

@@ -32,10 +32,18 @@ import _thread
 import marshal
 import os
 import sys
-from importlib.machinery import ModuleSpec, SourceFileLoader
-from importlib.util import MAGIC_NUMBER, cache_from_source
-from types import CodeType
-from typing import Any
+
+# importlib.machinery's own classes and functions, loaded with the interpreter: this module is
+# imported before ``importlib``, ``typing`` and ``types`` so that they come from the bundle too
+from _frozen_importlib import ModuleSpec
+from _frozen_importlib_external import MAGIC_NUMBER, SourceFileLoader, cache_from_source
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
+    from typing import Any
+else:
+    CodeType = type(compile("", "", "exec"))
 
 MAX_INDEX_BYTES = 1024 * 1024
 MAX_MODULES = 4000

@@ -11,8 +11,8 @@ that word is also a message. Nothing heavy is imported before a mode runs, so
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not ``typing``'s: imported after the module bundle (main) is in place
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
     from ..extensions.context import ExtensionMode
     from ..runtime.startup.request import StartupRequest
