@@ -68,6 +68,7 @@ class _Bundle:
 
 _bundle: _Bundle | None = None
 _saving = _thread.allocate_lock()  # the warm-up thread and the exit may both save
+_reading = _thread.allocate_lock()  # a thread's read against stop() closing the file
 _finder: BundleFinder | None = None
 
 
@@ -92,7 +93,8 @@ class BundledLoader(SourceFileLoader):
         if place is not None and fullname == self.name:
             fd, offset, length = place
             try:
-                data = os.pread(fd, length, offset)
+                with _reading:  # the file still open (a worker thread may import while stop() runs)
+                    data = os.pread(fd, length, offset) if _bundle is not None and _bundle.fd == fd else b""
                 code = marshal.loads(data) if len(data) == length else None
             except (OSError, EOFError, ValueError, TypeError):
                 code = None
@@ -137,7 +139,7 @@ class BundleFinder:
 def enable(folder: str) -> None:
     """Serve the modules the bundle in ``folder`` holds until :func:`stop`."""
     global _bundle, _finder
-    if _bundle is not None or sys.flags.optimize:
+    if _bundle is not None or sys.flags.optimize or not hasattr(os, "pread"):
         return
     _bundle = _Bundle(bundle_path(folder))
     _open(_bundle)
@@ -155,9 +157,10 @@ def stop() -> None:
         except ValueError:
             pass
         _finder = None
-    if _bundle is not None and _bundle.fd is not None:
-        os.close(_bundle.fd)
-        _bundle.fd = None
+    with _reading:
+        if _bundle is not None and _bundle.fd is not None:
+            os.close(_bundle.fd)
+            _bundle.fd = None
 
 
 def disable() -> None:
