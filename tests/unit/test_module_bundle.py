@@ -210,4 +210,5 @@ def test_the_command_line_imports_next_to_nothing_before_the_bundle_is_in_place(
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     imported = set(ast.literal_eval(done.stdout))
     assert imported <= {"__future__", "wolli", "wolli.__about__", "wolli.cli", "wolli.cli.main", "wolli.base",
+                        "wolli.base.cache_file",
                         "wolli.base.module_bundle"}, imported

@@ -38,6 +38,8 @@ import sys
 from _frozen_importlib import ModuleSpec
 from _frozen_importlib_external import MAGIC_NUMBER, SourceFileLoader, cache_from_source
 
+from .cache_file import replace_private
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType
@@ -183,7 +185,7 @@ def _open(bundle: _Bundle) -> None:
         os.close(fd)
         bundle.stale = True
         return
-    bundle.fd, bundle.entries, bundle.identity = fd, entries, _identity(fd)
+    bundle.fd, bundle.entries, bundle.identity = fd, entries, _identity(os.fstat(fd))
 
 
 def _read_index(fd: int) -> dict[str, _Entry] | None:
@@ -280,7 +282,7 @@ def _write(bundle: _Bundle) -> None:
     if bundle.entries:
         fd = os.open(bundle.path, os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            if _identity(fd) != bundle.identity:  # replaced meanwhile (another run): its offsets differ
+            if _identity(os.fstat(fd)) != bundle.identity:  # replaced meanwhile (another run): its offsets differ
                 bundle.entries = {}
             for name, entry in bundle.entries.items():
                 if name not in fresh and _unchanged(entry):
@@ -310,14 +312,13 @@ def _write(bundle: _Bundle) -> None:
     if len(index) > MAX_INDEX_BYTES or len(_HEADER) + _LENGTH + len(index) + offset > MAX_BYTES:
         return
     data = b"".join([_HEADER, len(index).to_bytes(_LENGTH, "little"), index, *blobs])
-    bundle.identity = _replace(bundle.path, data)
+    bundle.identity = _identity(replace_private(bundle.path, data))
     blob = len(data) - offset
     bundle.entries = {name: (*entry[:5], blob + entry[5], entry[6]) for name, entry in entries.items()}
     bundle.stale = False
 
 
-def _identity(fd: int) -> tuple[int, ...]:
-    st = os.fstat(fd)
+def _identity(st: os.stat_result) -> tuple[int, ...]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
@@ -352,24 +353,3 @@ def _from_pyc(spec: Any) -> tuple[str, str, bool, int, int, bytes] | None:
         return None
     return origin, cached, is_package, st.st_mtime_ns, st.st_size, data[16:]
 
-
-def _replace(path: str, data: bytes) -> tuple[int, ...]:
-    temporary = f"{path}.{os.getpid()}.tmp"
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            identity = _identity(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
-        return identity
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
