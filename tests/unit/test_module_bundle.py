@@ -212,3 +212,33 @@ def test_the_command_line_imports_next_to_nothing_before_the_bundle_is_in_place(
     assert imported <= {"__future__", "wolli", "wolli.__about__", "wolli.cli", "wolli.cli.main", "wolli.base",
                         "wolli.base.cache_file",
                         "wolli.base.module_bundle"}, imported
+
+
+def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
+    """An extension's module, loaded from its file under a name of its choosing: ``import``
+    would not find it there, so the bundle must not serve it."""
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    cache = tmp_path / "cache"
+    outside = tmp_path / "ext" / "helper.py"
+    outside.parent.mkdir()
+    outside.write_text("VALUE = 'extension'\n")
+    module_bundle.enable(str(cache))
+    try:
+        spec = spec_from_file_location("bundled_ext_helper", outside)
+        module = module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["bundled_ext_helper"] = module
+        importlib.import_module(f"{PACKAGE}.leaf")
+        module_bundle.stop()
+        module_bundle.save()
+    finally:
+        sys.modules.pop("bundled_ext_helper", None)
+        module_bundle.disable()
+        forget()
+    module_bundle.enable(str(cache))
+    try:
+        held = set(module_bundle._bundle.entries)
+    finally:
+        module_bundle.disable()
+    assert {PACKAGE, f"{PACKAGE}.leaf"} <= held and "bundled_ext_helper" not in held

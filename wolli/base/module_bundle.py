@@ -290,7 +290,7 @@ def _write(bundle: _Bundle) -> None:
                     kept[name] = (origin, cached, is_package, mtime_ns, size, os.pread(fd, length, offset))
         finally:
             os.close(fd)
-    modules = {**kept, **fresh}
+    modules = _findable({**kept, **fresh}, bundle.environment[0])
     if len(modules) > MAX_MODULES:
         return
     folders: dict[str, int] = {}
@@ -316,6 +316,31 @@ def _write(bundle: _Bundle) -> None:
     blob = len(data) - offset
     bundle.entries = {name: (*entry[:5], blob + entry[5], entry[6]) for name, entry in entries.items()}
     bundle.stale = False
+
+
+def _findable(modules: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """The modules the path finder finds where they were loaded from: a top-level module in
+    the first ``sys.path`` folder holding its name, a submodule in its package's folder (the
+    package held too). A module an extension loaded from a file of its own, under a name of
+    its choosing, is not one of them."""
+    names: dict[str, set[str]] = {}
+    for folder in path:
+        try:
+            names[folder] = {item.partition(".")[0] for item in os.listdir(folder or ".")}
+        except OSError:
+            names[folder] = set()
+    findable: dict[str, Any] = {}
+    for name in sorted(modules, key=lambda name: name.count(".")):  # packages before their modules
+        origin, _, is_package = modules[name][:3]
+        folder = _search_folder(name, origin, is_package)
+        parent, _, stem = name.rpartition(".")
+        if parent:
+            found = parent in findable and os.path.dirname(findable[parent][0]) == folder
+        else:
+            found = next((place for place in path if stem in names[place]), None) == folder
+        if found:
+            findable[name] = modules[name]
+    return findable
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
