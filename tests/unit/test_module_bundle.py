@@ -242,3 +242,31 @@ def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
     finally:
         module_bundle.disable()
     assert {PACKAGE, f"{PACKAGE}.leaf"} <= held and "bundled_ext_helper" not in held
+
+
+def test_a_run_that_imports_nothing_new_leaves_the_file_alone(tree, tmp_path, monkeypatch):
+    """An extension's own module (never bundled) does not make every run rewrite the file."""
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    cache = tmp_path / "cache"
+    outside = tmp_path / "ext" / "helper.py"
+    outside.parent.mkdir()
+    outside.write_text("VALUE = 'extension'\n")
+    writes: list[str] = []
+    write = module_bundle.replace_private
+    monkeypatch.setattr(module_bundle, "replace_private", lambda path, data: (writes.append(path), write(path, data))[1])
+    for _ in range(3):
+        module_bundle.enable(str(cache))
+        try:
+            spec = spec_from_file_location("bundled_ext_helper", outside)
+            module = module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules["bundled_ext_helper"] = module
+            importlib.import_module(f"{PACKAGE}.leaf")
+            module_bundle.stop()
+            module_bundle.save()
+        finally:
+            sys.modules.pop("bundled_ext_helper", None)
+            module_bundle.disable()
+            forget()
+    assert len(writes) == 1  # the first run wrote the file, the others had nothing new

@@ -264,16 +264,24 @@ def save() -> None:
 
 
 def _write(bundle: _Bundle) -> None:
-    fresh: dict[str, tuple[str, str, bool, int, int, bytes]] = {}
+    candidates: dict[str, Any] = {}  # name -> spec: source modules the bundle does not hold as they are
     for name, module in list(sys.modules.items()):
         spec: Any = getattr(module, "__spec__", None)
         loader = getattr(spec, "loader", None)
-        if type(loader) is BundledLoader or type(loader) is not SourceFileLoader:
+        if type(loader) is BundledLoader or type(loader) is not SourceFileLoader or type(spec.origin) is not str:
             continue
         entry = bundle.entries.get(name)
         if entry is not None and entry[0] == spec.origin and _unchanged(entry):
             continue  # held already (imported before the finder was in place)
-        found = _from_pyc(spec)
+        candidates[name] = spec
+    # only those the path finder finds (not an extension's own file), or each run would rewrite
+    held = {name: entry[:3] for name, entry in bundle.entries.items() if name not in candidates}
+    placed = {name: (spec.origin, "", spec.submodule_search_locations is not None)
+              for name, spec in candidates.items()}
+    findable = _findable({**held, **placed}, bundle.environment[0])
+    fresh: dict[str, tuple[str, str, bool, int, int, bytes]] = {}
+    for name, spec in candidates.items():
+        found = _from_pyc(spec) if name in findable else None
         if found is not None:
             fresh[name] = found
     if not fresh and not bundle.stale:
