@@ -270,3 +270,31 @@ def test_a_run_that_imports_nothing_new_leaves_the_file_alone(tree, tmp_path, mo
             module_bundle.disable()
             forget()
     assert len(writes) == 1  # the first run wrote the file, the others had nothing new
+
+
+def test_python_dash_m_in_another_folder_uses_the_same_bundle(tree, tmp_path, monkeypatch):
+    """``python -m wolli`` puts the working folder first on ``sys.path``: a run in another
+    folder searches the same way, unless that folder holds a module of the same name."""
+    cache = tmp_path / "cache"
+    first, second, third = (tmp_path / name for name in ("one", "two", "three"))
+    for folder in (first, second, third):
+        folder.mkdir()
+    (third / f"{PACKAGE}.py").write_text("VALUE = 'in the working folder'\n")
+
+    def move_to(folder: Path) -> None:
+        monkeypatch.chdir(folder)
+        monkeypatch.setattr(sys, "path", [str(folder), *[entry for entry in sys.path if entry not in
+                                                         (str(first), str(second), str(third))]])
+
+    move_to(first)
+    run(cache)
+    move_to(second)
+    assert type(run(cache)[1].__spec__.loader) is BundledLoader
+    move_to(third)
+    module_bundle.enable(str(cache))
+    try:
+        package = importlib.import_module(PACKAGE)
+        assert package.VALUE == "in the working folder" and type(package.__spec__.loader) is not BundledLoader
+    finally:
+        module_bundle.disable()
+        forget()

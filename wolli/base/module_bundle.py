@@ -80,7 +80,13 @@ def bundle_path(folder: str) -> str:
 
 
 def _environment() -> tuple[Any, ...]:
-    return tuple(sys.path), sys.pycache_prefix
+    """The search path the file must have been written for. The working folder, first on it
+    under ``python -m``, is written ``""`` (as ``sys.path`` itself may name it): a run in
+    another folder is the same search, and that folder is listed for shadowing modules."""
+    path = list(sys.path)
+    if path and path[0] and path[0] == os.getcwd():
+        path[0] = ""
+    return tuple(path), sys.pycache_prefix
 
 
 class BundledLoader(SourceFileLoader):
@@ -211,9 +217,9 @@ def _read_index(fd: int) -> dict[str, _Entry] | None:
         if not (type(name) is str and _valid_entry(entry) and entry[5] >= 0 and entry[6] >= 0
                 and blob + entry[5] + entry[6] <= st.st_size):
             return None
-    for folder, mtime_ns in folders.items():  # a new file in one of them could shadow a module
+    for folder, seen in folders.items():  # a new file in one of them could shadow a module
         try:
-            if os.stat(folder or ".").st_mtime_ns != mtime_ns and _shadowing(folder, entries):
+            if _folder_state(folder) != seen and _shadowing(folder, entries, index[0][0]):
                 return None
         except (OSError, TypeError, ValueError):
             return None
@@ -225,14 +231,14 @@ def _search_folder(name: str, origin: str, is_package: bool) -> str:
     return os.path.dirname(os.path.dirname(origin) if is_package else origin)
 
 
-def _shadowing(folder: str, entries: dict[str, Any]) -> bool:
+def _shadowing(folder: str, entries: dict[str, Any], path: tuple[str, ...]) -> bool:
     """Whether ``folder`` (changed since the bundle was written) holds anything named like a
     module the path finder would look for there, other than that module itself: a folder on
     ``sys.path`` (the working folder with ``python -m``) changes all the time."""
     listed: dict[str, list[str]] = {}
     for item in os.listdir(folder or "."):
         listed.setdefault(item.partition(".")[0], []).append(item)
-    top = folder in sys.path
+    top = folder in path
     for name, (origin, _, is_package, *_) in entries.items():
         stem = name.rpartition(".")[2]
         found = listed.get(stem)
@@ -301,12 +307,12 @@ def _write(bundle: _Bundle) -> None:
     modules = _findable({**kept, **fresh}, bundle.environment[0])
     if len(modules) > MAX_MODULES:
         return
-    folders: dict[str, int] = {}
+    folders: dict[str, tuple[int, int, int]] = {}
     searched = (_search_folder(name, entry[0], entry[2]) for name, entry in modules.items())
     for place in [*bundle.environment[0], *searched]:
         if place not in folders:
             try:
-                folders[place] = os.stat(place or ".").st_mtime_ns
+                folders[place] = _folder_state(place)
             except OSError:
                 pass
     entries: dict[str, _Entry] = {}
@@ -349,6 +355,12 @@ def _findable(modules: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
         if found:
             findable[name] = modules[name]
     return findable
+
+
+def _folder_state(folder: str) -> tuple[int, int, int]:
+    """Which folder it is (the working folder differs between runs) and when it last changed."""
+    st = os.stat(folder or ".")
+    return st.st_dev, st.st_ino, st.st_mtime_ns
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
