@@ -280,6 +280,8 @@ def _write(bundle: _Bundle) -> None:
         if entry is not None and entry[0] == spec.origin and _unchanged(entry):
             continue  # held already (imported before the finder was in place)
         candidates[name] = spec
+    if not candidates and not bundle.stale:
+        return
     # only those the path finder finds (not an extension's own file), or each run would rewrite
     held = {name: entry[:3] for name, entry in bundle.entries.items() if name not in candidates}
     placed = {name: (spec.origin, "", spec.submodule_search_locations is not None)
