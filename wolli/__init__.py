@@ -6,11 +6,11 @@ nothing: extensions import from here in every mode, including the headless ones.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
 from .__about__ import __version__
 
+# Neither ``typing`` nor ``importlib`` here: the command line imports this package before the
+# module bundle (base/module_bundle.py) is in place, and what is imported then is not served.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what editors and the type checker see behind the lazy names below
     from .agent.tool import ToolDefinition as ToolDefinition
     from .agent.tool import ToolResult as ToolResult
@@ -90,7 +90,9 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'wolli' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 

@@ -42,7 +42,6 @@ import builtins
 import collections
 import dataclasses
 import marshal
-import os
 import re
 import sys
 import typing
@@ -51,6 +50,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from .cache_file import replace_private
 from .safe_files import read_capped
 
 MAX_BYTES = 8 * 1024 * 1024  # a run of every mode writes ~1 MiB
@@ -123,22 +123,9 @@ def save() -> None:
     data = _HEADER + marshal.dumps(codes)
     if len(data) > MAX_BYTES:
         return
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(temporary, path)
+        replace_private(str(path), data)
     except OSError:
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:
-            pass
         return
     _known = len(codes)
 

@@ -11,8 +11,8 @@ that word is also a message. Nothing heavy is imported before a mode runs, so
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not ``typing``'s: imported after the module bundle (main) is in place
 if TYPE_CHECKING:  # the runtime is imported only when a session starts (a light --help)
     from ..extensions.context import ExtensionMode
     from ..runtime.startup.request import StartupRequest
@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         from ..modes.headless.one_shot import export_session
 
         return export_session(args)
+    from ..base import module_bundle
+
+    module_bundle.enable(cache_folder())  # first: the modules imported from here on come from it
     from ..base import code_cache, startup_gc
     from ..config.paths import wolli_home
 
@@ -381,6 +384,16 @@ def main(argv: list[str] | None = None) -> int:
         startup_gc.resume()  # every other way out (a usage error, a failed start) too
         code_cache.save()
         code_cache.disable()  # main() may run inside another program (tests, embedders)
+        module_bundle.save()
+        module_bundle.disable()
+
+
+def cache_folder() -> str:
+    """``WOLLI_HOME/cache`` as ``config.paths.wolli_home`` names it, without importing
+    ``pathlib`` (and ``urllib.parse``) before the module bundle is in place."""
+    import os
+
+    return os.path.join(os.path.expanduser(os.environ.get("WOLLI_HOME") or "~/.wolli"), "cache")
 
 
 def _run_mode(args: CliArgs) -> int:

@@ -139,9 +139,10 @@ class TuiController:
 
                 get_api(api)  # the provider's module
                 preload(tls=over_tls)
-            from ...base import code_cache
+            from ...base import code_cache, module_bundle
 
             code_cache.save()  # what this start compiled, for the next one (also saved at exit)
+            module_bundle.save()  # the bytecode of what it imported, likewise
 
         try:
             await asyncio.to_thread(imports)

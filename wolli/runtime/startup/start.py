@@ -19,7 +19,7 @@ from dataclasses import field
 from typing import Any
 
 from ...ai.types import ImageContent, Model, ThinkingLevel
-from ...base import code_cache, startup_gc
+from ...base import code_cache, module_bundle, startup_gc
 from ...base.records import record
 from ...config import paths
 from ...extensions.context import ExtensionUI
@@ -194,6 +194,7 @@ async def start(
     finally:
         startup_gc.resume()  # paused by the command line while the modules were imported
         code_cache.stop_recording_patterns()  # later patterns may come from the session's data
+        module_bundle.stop()  # what imports from here on (extensions, tools) is found as usual
 
 
 async def _start(
