@@ -214,15 +214,16 @@ def test_the_command_line_imports_next_to_nothing_before_the_bundle_is_in_place(
                         "wolli.base.module_bundle"}, imported
 
 
-def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
-    """An extension's module, loaded from its file under a name of its choosing: ``import``
-    would not find it there, so the bundle must not serve it."""
+
+def run_with_an_extension_module(cache: Path, tmp_path: Path) -> None:
+    """A run with the bundle that loads a module from a file of its own (as an extension's
+    is loaded) beside a bundled one, then saves."""
     from importlib.util import module_from_spec, spec_from_file_location
 
-    cache = tmp_path / "cache"
     outside = tmp_path / "ext" / "helper.py"
-    outside.parent.mkdir()
-    outside.write_text("VALUE = 'extension'\n")
+    if not outside.exists():
+        outside.parent.mkdir()
+        outside.write_text("VALUE = 'extension'\n")
     module_bundle.enable(str(cache))
     try:
         spec = spec_from_file_location("bundled_ext_helper", outside)
@@ -236,6 +237,12 @@ def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
         sys.modules.pop("bundled_ext_helper", None)
         module_bundle.disable()
         forget()
+
+def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
+    """An extension's module, loaded from its file under a name of its choosing: ``import``
+    would not find it there, so the bundle must not serve it."""
+    cache = tmp_path / "cache"
+    run_with_an_extension_module(cache, tmp_path)
     module_bundle.enable(str(cache))
     try:
         held = set(module_bundle._bundle.entries)
@@ -246,29 +253,12 @@ def test_a_module_loaded_from_a_file_of_its_own_is_not_bundled(tree, tmp_path):
 
 def test_a_run_that_imports_nothing_new_leaves_the_file_alone(tree, tmp_path, monkeypatch):
     """An extension's own module (never bundled) does not make every run rewrite the file."""
-    from importlib.util import module_from_spec, spec_from_file_location
-
     cache = tmp_path / "cache"
-    outside = tmp_path / "ext" / "helper.py"
-    outside.parent.mkdir()
-    outside.write_text("VALUE = 'extension'\n")
     writes: list[str] = []
     write = module_bundle.replace_private
     monkeypatch.setattr(module_bundle, "replace_private", lambda path, data: (writes.append(path), write(path, data))[1])
     for _ in range(3):
-        module_bundle.enable(str(cache))
-        try:
-            spec = spec_from_file_location("bundled_ext_helper", outside)
-            module = module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules["bundled_ext_helper"] = module
-            importlib.import_module(f"{PACKAGE}.leaf")
-            module_bundle.stop()
-            module_bundle.save()
-        finally:
-            sys.modules.pop("bundled_ext_helper", None)
-            module_bundle.disable()
-            forget()
+        run_with_an_extension_module(cache, tmp_path)
     assert len(writes) == 1  # the first run wrote the file, the others had nothing new
 
 
