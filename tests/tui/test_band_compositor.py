@@ -49,6 +49,13 @@ def words(count: int) -> str:
     return " ".join(f"w{i:03d}" for i in range(count))  # 4 cells and a space: 12 a row of 60
 
 
+async def answer_of(app: StreamApp, pilot, count: int) -> None:
+    """The streaming tail holds ``count`` words, laid out and drawn (two frames)."""
+    app.tail.set_text(words(count))
+    await pilot.pause()
+    await pilot.pause()
+
+
 def screen_rows(app: App[None]) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 

@@ -8,7 +8,7 @@ from textual.scrollbar import ScrollBar
 
 from wolli.modes.tui.widgets.scrollbar import StripScrollBar
 
-from .test_band_compositor import HEIGHT, WIDTH, StreamApp, words
+from .test_band_compositor import HEIGHT, WIDTH, StreamApp, answer_of
 
 
 def column(bar: ScrollBar, render) -> list[tuple[str, object, object, bool, object]]:
@@ -30,9 +30,7 @@ def textual_column(bar: ScrollBar):
 async def test_the_transcript_s_scrollbar_draws_as_textual_s_wherever_the_view_is():
     app = StreamApp()
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
-        app.tail.set_text(words(12 * 70))
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, 12 * 70)
         transcript = app.transcript
         bar = transcript.vertical_scrollbar
         assert isinstance(bar, StripScrollBar)
@@ -59,9 +57,7 @@ async def test_the_transcript_s_scrollbar_draws_as_textual_s_wherever_the_view_i
 async def test_hovering_and_clicking_the_scrollbar_still_work():
     app = StreamApp()
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
-        app.tail.set_text(words(12 * 70))
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, 12 * 70)
         transcript = app.transcript
         transcript.scroll_to(y=0, animate=False)
         await pilot.pause()

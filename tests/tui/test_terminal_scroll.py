@@ -18,7 +18,7 @@ from textual.widgets import Static
 from wolli.modes.tui.compositor import BandCompositor
 from wolli.modes.tui.scroll_band import ScrolledChopsUpdate
 
-from .test_band_compositor import HEIGHT, WIDTH, screen_rows, words
+from .test_band_compositor import HEIGHT, WIDTH, answer_of, screen_rows, words
 from .test_band_compositor import StreamApp as PlainStreamApp
 
 
@@ -97,9 +97,7 @@ async def stream_rows(app: StreamApp, pilot, terminal: Terminal, start: int, row
     count = start
     for _ in range(rows):
         count += 12  # one more row of 60 cells
-        app.tail.set_text(words(count))
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, count)
         if check:
             terminal.check()
     return count
@@ -108,9 +106,7 @@ async def stream_rows(app: StreamApp, pilot, terminal: Terminal, start: int, row
 async def test_a_scrolling_answer_moves_the_rows_with_the_terminal_and_draws_only_new_ones():
     app = StreamApp()
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
-        app.tail.set_text(words(12 * (HEIGHT + 2)))  # overflows: the transcript scrolls
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, 12 * (HEIGHT + 2))  # overflows: the transcript scrolls
         with Terminal(app) as terminal:
             count = await stream_rows(app, pilot, terminal, 12 * (HEIGHT + 2), 12)
         assert len(terminal.scrolls) >= 10, terminal.scrolls
@@ -131,9 +127,7 @@ async def test_rows_stay_right_when_the_answer_grows_several_rows_a_frame():
             count = 12 * 3
             for step in (5, 30, 41, 7, 60, 12, 100, 3, 50, 1, 36, 24, 80, 13):  # words: under a row to several rows
                 count += step
-                app.tail.set_text(words(count))
-                await pilot.pause()
-                await pilot.pause()
+                await answer_of(app, pilot, count)
                 terminal.check()
         assert terminal.scrolls
 
@@ -145,9 +139,7 @@ async def test_an_overlay_and_a_docked_row_over_the_band_are_drawn_where_they_ar
     left are drawn from what is there now."""
     app = StreamApp()
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
-        app.tail.set_text(words(12 * (HEIGHT + 2)))
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, 12 * (HEIGHT + 2))
         with Terminal(app) as terminal:
             app.screen.styles.layers = ("base", "overlay")
             box = Static("an overlay box\nover the answer\n(three rows)")
@@ -182,9 +174,7 @@ async def test_a_scroll_that_never_reached_the_terminal_is_made_good_by_the_next
     moved, so the update after it draws the whole screen."""
     app = StreamApp()
     async with app.run_test(size=(WIDTH, HEIGHT)) as pilot:
-        app.tail.set_text(words(12 * (HEIGHT + 2)))
-        await pilot.pause()
-        await pilot.pause()
+        await answer_of(app, pilot, 12 * (HEIGHT + 2))
         with Terminal(app) as terminal:
             terminal.drop_next_scroll = True
             count = await stream_rows(app, pilot, terminal, 12 * (HEIGHT + 2), 1, check=False)
