@@ -219,6 +219,9 @@ class ExtensionHarness:
         else:
             os.environ["WOLLI_HOME"] = self._saved_home
         if self._home is not None:
+            from .session.checkpoints.sweep import wait_for_sweeps
+
+            wait_for_sweeps(30.0)  # a sweep finishing would write into the folder being removed
             self._home.cleanup()
 
     # ------------------------------------------------------------------ driving

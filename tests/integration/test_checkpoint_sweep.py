@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.support.waiting import wait_until_sync
 from wolli.session.checkpoints.blobs import BlobStore
@@ -89,3 +92,18 @@ async def test_deleting_a_session_removes_the_blobs_only_it_needed(tmp_path: Pat
         h.host.delete_session(str(doomed))
         # The sweep runs in a thread of its own.
         wait_until_sync(lambda: not any(store.has(sha) for sha in shas), 30, "the sweep to free the blobs")
+
+
+def test_wait_for_sweeps_returns_once_the_running_sweep_has_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wolli.session.checkpoints import sweep as sweep_module
+
+    folder = tmp_path / "sessions"
+    BlobStore(folder / "blobs").put(b"x\n")
+    release = threading.Event()
+    monkeypatch.setattr(sweep_module, "sweep", lambda f: release.wait(30))
+    thread = sweep_in_background(folder, only_if_due=False)
+    assert thread is not None
+    assert sweep_module.wait_for_sweeps(0.05) is False  # still running: the wait gives up
+    release.set()
+    assert sweep_module.wait_for_sweeps(30) is True
+    assert not thread.is_alive()

@@ -30,6 +30,7 @@ MARKER = ".last-sweep"
 _SHA = re.compile(rb'"([0-9a-f]{64})"')
 _RUNNING: set[str] = set()  # folders being swept by this process
 _RUNNING_LOCK = threading.Lock()
+_THREADS: list[threading.Thread] = []  # sweeps started by this process, for wait_for_sweeps
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,23 @@ def sweep_in_background(folder: Path, *, only_if_due: bool) -> threading.Thread 
                 _RUNNING.discard(key)
 
     thread = threading.Thread(target=run, name="wolli-blob-sweep", daemon=True)
+    with _RUNNING_LOCK:
+        _THREADS[:] = [t for t in _THREADS if t.is_alive()]
+        _THREADS.append(thread)
     thread.start()
     return thread
+
+
+def wait_for_sweeps(timeout: float) -> bool:
+    """Wait until the sweeps this process started have ended (at most ``timeout`` seconds in
+    all); True when none is left running. For whoever removes a home folder afterwards: a
+    sweep still finishing would write its marker into a folder being deleted."""
+    deadline = time.monotonic() + timeout
+    with _RUNNING_LOCK:
+        threads = list(_THREADS)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() for t in threads)
 
 
 def _shards(root: Path) -> list[Path]:
