@@ -143,6 +143,22 @@ def test_a_module_put_in_front_on_sys_path_is_not_shadowed_by_the_bundle(tree, t
         module_bundle.disable()
 
 
+def test_a_script_named_like_the_package_in_front_does_not_keep_it_out(tree, tmp_path, monkeypatch):
+    """A console script's folder comes first on ``sys.path`` and holds a file named like its
+    package (``bin/wolli``): no module, so the package is bundled all the same, while a real
+    module of that name in front still wins (the test above)."""
+    cache = tmp_path / "cache"
+    scripts = tmp_path / "bin"
+    scripts.mkdir()
+    (scripts / PACKAGE).write_text("#!/usr/bin/env python\n")
+    (scripts / f"{PACKAGE}.txt").write_text("nor is this\n")
+    monkeypatch.syspath_prepend(str(scripts))
+    run(cache)
+    package, leaf = run(cache)
+    assert type(package.__spec__.loader) is BundledLoader and type(leaf.__spec__.loader) is BundledLoader
+    assert leaf.VALUE == "leaf one"
+
+
 def test_an_unrelated_new_file_on_sys_path_keeps_the_bundle(tree, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     run(cache)

@@ -36,7 +36,14 @@ import sys
 # importlib.machinery's own classes and functions, loaded with the interpreter: this module is
 # imported before ``importlib``, ``typing`` and ``types`` so that they come from the bundle too
 from _frozen_importlib import ModuleSpec
-from _frozen_importlib_external import MAGIC_NUMBER, SourceFileLoader, cache_from_source
+from _frozen_importlib_external import (
+    BYTECODE_SUFFIXES,
+    EXTENSION_SUFFIXES,
+    MAGIC_NUMBER,
+    SOURCE_SUFFIXES,
+    SourceFileLoader,
+    cache_from_source,
+)
 
 from .cache_file import replace_private
 
@@ -52,6 +59,7 @@ MAX_MODULES = 4000
 MAX_BYTES = 64 * 1024 * 1024
 _HEADER = b"wolli-module-bundle 1\n" + MAGIC_NUMBER
 _LENGTH = 8  # the index's length, after the header
+_MODULE_SUFFIXES = (*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES)  # longest extension suffix first
 
 # name -> (origin, cached, is_package, source mtime_ns, source size, offset, length)
 _Entry = tuple[str, str, bool, int, int, int, int]
@@ -235,9 +243,7 @@ def _shadowing(folder: str, entries: dict[str, Any], path: tuple[str, ...]) -> b
     """Whether ``folder`` (changed since the bundle was written) holds anything named like a
     module the path finder would look for there, other than that module itself: a folder on
     ``sys.path`` (the working folder with ``python -m``) changes all the time."""
-    listed: dict[str, list[str]] = {}
-    for item in os.listdir(folder or "."):
-        listed.setdefault(item.partition(".")[0], []).append(item)
+    listed = _importable(folder)
     top = folder in path
     for name, (origin, _, is_package, *_) in entries.items():
         stem = name.rpartition(".")[2]
@@ -249,6 +255,25 @@ def _shadowing(folder: str, entries: dict[str, Any], path: tuple[str, ...]) -> b
                                                               else f"{own}.py") != origin:
             return True
     return False
+
+
+def _importable(folder: str) -> dict[str, list[str]]:
+    """What the path finder could import from ``folder``, by module name: its folders (packages,
+    namespace portions) and its files with a module suffix, each with the items named so. Other
+    files are no modules: the console script ``wolli`` in ``bin/``, first on ``sys.path``, must not
+    count as the package ``wolli`` (it kept all of Wolli's own modules out of the bundle)."""
+    found: dict[str, list[str]] = {}
+    with os.scandir(folder or ".") as items:
+        for item in items:
+            name = item.name
+            if item.is_dir():
+                found.setdefault(name, []).append(name)
+                continue
+            for suffix in _MODULE_SUFFIXES:
+                if name.endswith(suffix):
+                    found.setdefault(name[: -len(suffix)], []).append(name)
+                    break
+    return found
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -342,7 +367,7 @@ def _findable(modules: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     names: dict[str, set[str]] = {}
     for folder in path:
         try:
-            names[folder] = {item.partition(".")[0] for item in os.listdir(folder or ".")}
+            names[folder] = set(_importable(folder))
         except OSError:
             names[folder] = set()
     findable: dict[str, Any] = {}
