@@ -117,3 +117,21 @@ async def test_a_new_session_is_made_on_the_loop_and_a_continued_one_read_in_a_t
     async with running(make_app(continue_recent=True)) as pilot:
         await pilot.pause()
     assert "_manager_for" in threaded
+
+
+async def test_the_warm_up_compiles_linkifys_patterns_before_the_first_answer(make_app):
+    """Scanning a text for links compiles linkify's long patterns the first time (~4 ms, which
+    fell in the first answer's last frame); the warm-up thread does it while the editor waits."""
+    import re
+
+    from linkify_it import LinkifyIt
+
+    from tests.support.waiting import wait_until
+
+    pretest = LinkifyIt().re["pretest"]
+    re.purge()  # as in a fresh process
+    app = make_app()
+    async with running(app):
+        # the warm-up runs in a thread once the session is up; nothing else scans for links
+        await wait_until(lambda: (str, pretest, re.IGNORECASE) in re._cache,  # type: ignore[attr-defined]
+                         10, "linkify's pretest pattern compiled")

@@ -133,6 +133,8 @@ class TuiController:
             # the rows of an answer and the answers' markdown (~50 ms)
             from .widgets import assistant_message, markdown_view, subagent_row, tool_row, user_message  # noqa: F401
 
+            markdown_view.warm_parser()
+
             if api is not None:
                 from ...ai.http import preload
                 from ...ai.stream import get_api
