@@ -42,8 +42,17 @@ class StripScrollBar(ScrollBar):
             position=self.position, thickness=width, vertical=True,
             back_color=background.rich_color, bar_color=color.rich_color)
         base = self.rich_style  # under each cell's style, as the styles cache puts it
-        rows = [Strip([Segment(segment.text, base + segment.style)], width)
-                for segment in bar.segments if not segment.control]
+        # The bar repeats a few segments (the track above and below the thumb, the thumb, its
+        # two ends): one strip each, shared by the rows that show it (strips are immutable).
+        made: dict[int, Strip] = {}
+        rows = []
+        for segment in bar.segments:
+            if segment.control:
+                continue
+            strip = made.get(id(segment))
+            if strip is None:
+                strip = made[id(segment)] = Strip([Segment(segment.text, base + segment.style)], width)
+            rows.append(strip)
         rows = rows[crop.y:crop.bottom]
         if crop.x or crop.width != width:
             rows = [row.crop(crop.x, crop.right) for row in rows]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
@@ -59,6 +60,7 @@ class StreamTail(KeepsRowsOnGrowth, Widget):
         self._last_start = 0
         self._width = 0
         self._strips: dict[int, Strip] = {}
+        self._style: Style | None = None  # the resolved style of the rows: kept, and dropped, with them
         self._height = 1  # rows laid out: the text's rows
 
     def set_text(self, text: str) -> None:
@@ -91,6 +93,7 @@ class StreamTail(KeepsRowsOnGrowth, Widget):
         self._width = width
         self._rows, self._last_start = [], 0
         self._strips.clear()
+        self._style = None
         self._rewrap_from_last()
 
     def _rewrap_from_last(self) -> None:
@@ -121,6 +124,7 @@ class StreamTail(KeepsRowsOnGrowth, Widget):
     def notify_style_update(self) -> None:
         # The theme changed: cached rows carry the old colours (also called while constructing).
         getattr(self, "_strips", {}).clear()
+        self._style = None
         super().notify_style_update()
 
     def render(self) -> str:  # what tests and screenshots read as plain text
@@ -131,8 +135,11 @@ class StreamTail(KeepsRowsOnGrowth, Widget):
         if strip is None:
             row = self._rows[y] if y < len(self._rows) else ""
             # The widget's own style (its resolved background too) for the text and the rest of
-            # the row: the line API paints nothing for us.
-            style = self.rich_style
+            # the row: the line API paints nothing for us. Resolving it walks the ancestors'
+            # styles; the last row is drawn again at every frame, so it is kept like the rows.
+            style = self._style
+            if style is None:
+                style = self._style = self.rich_style
             strip = Strip([Segment(row, style)], cell_len(row)).extend_cell_length(self.size.width, style)
             self._strips[y] = strip
         return strip
