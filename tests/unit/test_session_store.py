@@ -140,3 +140,51 @@ def test_append_lines_creates_file_with_mode_0600(tmp_path):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     store.append_lines(path, [])
     assert path.read_text() == HEADER + "\n"
+
+
+# Lines an index takes for entries (they start like one) that json.loads reads in its own way:
+# whitespace after the object, non-ASCII text, an escaped lone surrogate, a second value.
+_ODD_LINES = [
+    lambda e: e + "  \t",
+    lambda e: e.replace('"n":"', '"n":"h\u00e9llo \u2713 '),
+    lambda e: e.replace('"n":"', '"n":"\\ud800'),
+    lambda e: e + ',{"type":"custom"}',
+    lambda e: e + " x",
+    lambda e: e.replace('"data":{', '"data":{"d":' + "[" * 3000 + "]" * 3000 + ","),
+]
+
+
+@pytest.mark.parametrize("odd", range(len(_ODD_LINES)))
+def test_an_opened_context_reads_each_line_as_json_loads_does(tmp_path, odd):
+    """The context built on open (scanned lines) equals the eager loader's (json.loads)."""
+    ids = [f"{n:08x}" for n in range(1, 6)]
+    lines = [_entry(ids[0], None)]
+    for parent, entry_id in zip(ids, ids[1:], strict=False):
+        lines.append(_entry(entry_id, parent))
+    lines[2] = _ODD_LINES[odd](lines[2])
+    path = tmp_path / "a.jsonl"
+    path.write_bytes((HEADER + "\n" + "\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
+    eager = store.load(path, lazy=False)
+    manager = SessionManager.open(path)
+    assert [e.id for e in manager.get_branch()] == [e.id for e in eager.entries]
+    assert manager.get_branch() == eager.entries
+    assert set(manager.load_errors) <= set(eager.errors)
+    assert bool(manager.load_errors) == bool(eager.errors)
+
+
+def test_entry_from_span_matches_entry_from_line():
+    good = _entry("aaaaaaaa", None)
+    raw = ("\n".join(make(good) for make in _ODD_LINES) + "\n" + good).encode("utf-8", "surrogatepass")
+    start = 0
+    for line in raw.split(b"\n"):
+        end = start + len(line)
+        try:
+            expected: object = store.entry_from_line(line)
+        except Exception as exc:
+            expected = type(exc)
+        try:
+            got: object = store.entry_from_span(raw, start, end)
+        except Exception as exc:
+            got = type(exc)
+        assert got == expected
+        start = end + 1

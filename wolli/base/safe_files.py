@@ -107,13 +107,18 @@ def open_regular(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: i
     return fd, st
 
 
-def _read_up_to(fd: int, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes (one more tells that there was more)."""
+def _read_up_to(fd: int, limit: int, size_hint: int = 0) -> bytes:
+    """Up to ``limit + 1`` bytes (one more tells that there was more).
+
+    ``size_hint`` (the file's size when it was opened) is read in one piece: one buffer,
+    not chunks joined into a copy (a 2 MiB session file is read on every resume)."""
     chunks: list[bytes] = []
     total = 0
+    first = size_hint + 1 if size_hint > _CHUNK else _CHUNK
     while total <= limit:
         try:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            chunk = os.read(fd, min(first, limit + 1 - total))
+            first = _CHUNK
         except BlockingIOError:  # cannot happen for a regular file; never spin on it
             break
         if not chunk:
@@ -129,7 +134,7 @@ def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
     try:
         if st.st_size > limit:
             raise FileTooLargeError(path, limit, st.st_size)
-        data = _read_up_to(fd, limit)
+        data = _read_up_to(fd, limit, st.st_size)
     finally:
         os.close(fd)
     if len(data) > limit:

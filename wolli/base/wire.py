@@ -99,6 +99,8 @@ def _compile_fast(cls: type[WireModel], plan: _Plan, hints: dict[str, Any]) -> C
         body.append("    else:")
         check = _fast_check(hint, f"d{index}", f"l{index}", names)
         if check is None:
+            check = _fast_nested(hint, index, names)
+        if check is None:
             names[f"d{index}"] = decode
             body.append(f"        v = d{index}(v)")
         else:
@@ -140,6 +142,49 @@ def _fast_check(hint: Any, _: str, literal_name: str, names: dict[str, Any]) -> 
                   "    if v is None:", "        return None"]
         return lines
     return None
+
+
+def _fast_nested(hint: Any, index: int, names: dict[str, Any]) -> list[str] | None:
+    """Inline lines for a field holding wire objects: a wire class or a union of them (with
+    or without None), or a list of those. A JSON object goes straight to its class's
+    written-out decoder, saving the general decoders' calls in between (an assistant
+    message in a session file is four objects deep); anything else the field's decoder takes
+    (``d<index>``), and any miss returns None (the general decoder then names the error).
+    """
+    listed = typing.get_origin(hint) is list
+    if listed:
+        (hint,) = typing.get_args(hint) or (Any,)
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    wire = [m for m in members if m is not type(None)]
+    if not wire or not all(isinstance(m, type) and issubclass(m, WireModel) for m in wire):
+        return None
+    if listed and len(wire) < len(members):
+        return None  # list[X | None]: left to the general decoder
+    tags: dict[str, type[WireModel]] = {}
+    if len(wire) > 1:
+        for cls in wire:
+            tag = _tag_of(cls)
+            if tag is None or (tags and tag[0] != names.get(f"k{index}")) or not isinstance(tag[1], str):
+                return None
+            names[f"k{index}"] = tag[0]
+            tags[tag[1]] = cls
+        names[f"t{index}"] = tags
+    else:
+        names[f"c{index}"] = wire[0]
+    names["FASTS"], names["FAST_OF"] = _FASTS, _fast_of
+    one = ["if x.__class__ is not dict:", "    return None"]
+    if tags:
+        one += [f"c = x.get(k{index})", f"c = t{index}.get(c) if c.__class__ is str else None",
+                "if c is None:", "    return None"]
+    else:
+        one.append(f"c = c{index}")
+    one += ["x = (FASTS.get(c) or FAST_OF(c))(x)", "if x is None:", "    return None"]
+    if listed:
+        return ["if v.__class__ is list:", "    out = []", "    for x in v:",
+                *("        " + line for line in one), "        out.append(x)", "    v = out",
+                "else:", f"    v = d{index}(v)"]
+    return ["if v.__class__ is dict:", "    x = v", *("    " + line for line in one[2:]), "    v = x",
+            "else:", f"    v = d{index}(v)"]
 
 
 _PLANS: dict[type, _Plan] = {}
@@ -273,15 +318,34 @@ def wire_union(*classes: type[WireModel]) -> Decoder:
 # a value that fits costs no path string.
 
 
-def _decode_object(cls: type[WireModel], data: Any) -> WireModel:
+def _fast_of(cls: type[WireModel]) -> Callable[[dict[str, Any]], Any]:
+    fast = _FASTS[cls] = _plan(cls).fast
+    return fast
+
+
+_FASTS: dict[type, Callable[[dict[str, Any]], Any]] = {}  # each class's written-out decoder
+
+
+def _decode_object(cls: type[WireModel], data: Any) -> Any:
     if data.__class__ is dict:
-        plan = _plan(cls)
-        try:
-            obj = plan.fast(data)
-        except (WireError, TypeError, ValueError):
-            obj = None
-        if obj is not None:
-            return typing.cast(WireModel, obj)
+        return _decode_dict(cls, data)
+    return _decode_checked(cls, data)
+
+
+def _decode_dict(cls: type[WireModel], data: dict[str, Any]) -> Any:
+    """A JSON object (exactly a dict): the class's written-out decoder, else the general one."""
+    fast = _FASTS.get(cls) or _fast_of(cls)
+    try:
+        obj = fast(data)
+    except (WireError, TypeError, ValueError):
+        obj = None
+    if obj is not None:
+        return obj
+    return _decode_checked(cls, data)
+
+
+def _decode_checked(cls: type[WireModel], data: Any) -> WireModel:
+    """The general decoder: any spelling of the keys, unknown ones kept, errors named."""
     if not isinstance(data, dict):
         raise WireError("", f"expected an object for {cls.__name__}, got {_kind(data)}")
     plan = _plan(cls)
@@ -384,6 +448,8 @@ def _decoder(hint: Any) -> Decoder:
         cls = hint
 
         def nested(value: Any) -> Any:
+            if value.__class__ is dict:  # what a JSON file gives: straight to its decoder
+                return _decode_dict(cls, value)
             if isinstance(value, cls):
                 return value
             return _decode_object(cls, value)
@@ -522,6 +588,11 @@ def _tagged_union(classes: tuple[type[WireModel], ...]) -> Decoder:
     shown = ", ".join(repr(t) for t in tags)
 
     def tagged(value: Any) -> Any:
+        if value.__class__ is dict:  # what a JSON file gives: the tag's class decoded at once
+            tag = value.get(key)
+            cls = tags.get(tag) if tag.__class__ is str else None
+            if cls is not None:
+                return _decode_dict(cls, value)
         if isinstance(value, classes):
             return value
         if not isinstance(value, dict):

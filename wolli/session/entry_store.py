@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .store import EntryRef, LoadedSession, entry_from_line, parse_line_carefully
+from .store import EntryRef, LoadedSession, entry_from_line, entry_from_span, parse_line_carefully
 
 __all__ = ["EntryRef", "EntryStore"]
 
@@ -115,7 +115,7 @@ class EntryStore:
     def keep_all(self, ids: list[str]) -> list[Any]:
         """``get(i, keep=True)`` for each of ``ids``, in one pass (the context on open)."""
         items, kept, places, raw = self._items, self._kept, self._places, self._raw
-        validate = entry_from_line
+        validate = entry_from_span
         out: list[Any] = []
         for entry_id in ids:
             item = items.get(entry_id)
@@ -125,7 +125,7 @@ class EntryStore:
                 entry = None
                 if raw is not None and not self._bad:  # the usual case, without the detours
                     try:
-                        entry = validate(raw[item.start : item.end])
+                        entry = validate(raw, item.start, item.end)
                     except Exception:
                         entry = None
                     if entry is not None and (entry.id != item.id or entry.parent_id != item.parent_id):

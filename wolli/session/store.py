@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import gc
 import json
+import json.scanner
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.durable import sync_folder
 from ..base.records import record
@@ -402,6 +403,28 @@ def _load_entries(raw: bytes, pos: int, number: int, result: LoadedSession) -> N
 def entry_from_line(line: bytes) -> Any:
     """One entry line's entry object (raises on anything invalid): how every line is built."""
     return parse_entry(json.loads(line))
+
+
+# json.loads's own C scanner (typeshed types make_scanner's argument oddly)
+_scan_value: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
+_NOT_SCANNED = object()
+
+
+def entry_from_span(raw: bytes, start: int, end: int) -> Any:
+    """``entry_from_line(raw[start:end])`` for an indexed line (it starts with ``{"type":``),
+    without ``json.loads``'s per-call detours (encoding sniffing, two whitespace matches,
+    the decoder's Python layers): ~1/3 less time per line when the context is built on open.
+    The line is decoded as ``json.loads`` decodes it and scanned as one value; anything but
+    exactly one value filling the line goes through ``entry_from_line`` for its verdict.
+    """
+    text = raw[start:end].decode("utf-8", "surrogatepass")
+    try:
+        data, stop = _scan_value(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        data, stop = _NOT_SCANNED, -1
+    if stop != len(text) or data is _NOT_SCANNED:
+        return entry_from_line(raw[start:end])
+    return parse_entry(data)
 
 
 # The start of an entry line as Wolli (and pi) write it: type, id and parent first, no
