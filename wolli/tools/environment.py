@@ -15,14 +15,11 @@ from __future__ import annotations
 import copy
 import os
 import stat as stat_module
-from typing import TYPE_CHECKING, Any
 
 from ..base.daemon_threads import run_blocking
 from ..base.records import record
 from ..base.safe_files import read_capped, write_regular
-
-if TYPE_CHECKING:
-    from .process import ExecOptions, ExecResult
+from .exec_records import ExecOptions, ExecResult
 
 # The most :meth:`Environment.read_file` reads of one file on this machine (tools check the
 # size first and say what to do instead; this holds for files whose size lies, like /proc).
@@ -31,16 +28,6 @@ FILE_READ_LIMIT = 64 * 1024 * 1024
 __all__ = [
     "DirEntry", "Environment", "ExecOptions", "ExecResult", "FileStat", "create_host_environment",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    """``ExecOptions`` and ``ExecResult`` from ``process.py``, loaded with the first use: the
-    process machinery (supervisor, process tree) is not needed until a command runs."""
-    if name in ("ExecOptions", "ExecResult"):
-        from . import process
-
-        return getattr(process, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @record(slots=True)
@@ -152,7 +139,7 @@ class Environment:
 
     async def exec(self, command: str, cwd: str | None = None, options: ExecOptions | None = None) -> ExecResult:
         """Run ``command`` through the shell in its own process group (see ``process.py``)."""
-        from .process import ExecOptions, run_shell_command
+        from .process import run_shell_command  # the process machinery loads with the first command
 
         return await run_shell_command(command, cwd or self.cwd, options or ExecOptions(), self.shell_path)
 
