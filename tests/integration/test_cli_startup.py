@@ -344,9 +344,13 @@ def test_the_server_subcommands_print_their_usage_for_help(project, command):
 
 
 # Modules a print-mode round trip has no use for (docs/performance.md, "What start-up does
-# now"): each was imported on every start before.
+# now"): each was imported on every start before. The second line: what a session without
+# Claude hooks, subagents, commands run or sessions listed never needs.
 NOT_ON_THE_PRINT_PATH = ("uuid", "platform", "secrets", "hmac", "html", "wolli.session.checkpoints.restore",
-                         "httpx", "httpcore", "h11", "anyio", "tempfile", "email.utils", "importlib.resources")
+                         "httpx", "httpcore", "h11", "anyio", "tempfile", "email.utils", "importlib.resources",
+                         "wolli.extensions.claude_hooks", "wolli.packages.claude_hooks", "wolli.tools.process",
+                         "wolli.tools.supervisor", "wolli.tools.proctree", "wolli.session.listing",
+                         "wolli.runtime.subagents.child")
 
 
 def test_a_print_round_trip_imports_nothing_it_does_not_use(project, loopback, local_model, tmp_path):

@@ -238,3 +238,33 @@ def test_the_module_itself_does_not_enable_anything():
                           "re._compiler.compile is c._pattern)"], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parents[2])
     assert out.stdout.strip() == "False False False"
+
+
+def _wire_class() -> type:
+    from wolli.base.records import record
+    from wolli.base.wire import WireModel
+
+    @record(slots=True, kw_only=True)
+    class Reading(WireModel):  # a new class each call: its decoder is written afresh
+        sensor_name: str
+        value: float = 0.0
+
+    return Reading
+
+
+def test_the_wire_codecs_decoders_come_from_the_cache(cache):
+    def decoders() -> list[str]:
+        return [key[1] for key in code_cache._codes if key[0] == "exec" and key[1].startswith("def fast(data):")]
+
+    first = _wire_class().model_validate({"sensorName": "a", "value": 1.5})
+    assert (first.sensor_name, first.value) == ("a", 1.5)
+    written = decoders()
+    assert any("'sensorName'" in source for source in written)  # compiled through the cache
+    code_cache.save()
+    code_cache.disable()
+    code_cache.enable(cache)  # a new run: the decoder's code is read back from the file
+    assert decoders() == written
+    again = _wire_class().model_validate({"sensorName": "b"})
+    assert (again.sensor_name, again.value) == ("b", 0.0)
+    with pytest.raises(ValueError, match="sensor"):  # the general decoder still names what is wrong
+        _wire_class().model_validate({"sensorName": 3})

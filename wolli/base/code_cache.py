@@ -171,6 +171,13 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     builtins.exec(_compiled("exec", source) if type(source) is str else source, globals, locals)
 
 
+def exec_generated(source: str, names: dict[str, Any]) -> None:
+    """Run generated ``source`` in the namespace ``names``, as ``exec(source, names)``;
+    while the cache is enabled its code comes from there (the wire codec's decoders, written
+    per class as ``dataclasses`` writes ``__init__``)."""
+    builtins.exec(_compiled("exec", source) if _path is not None else source, names)
+
+
 def _eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:
     if globals is None:
         frame = sys._getframe(1)

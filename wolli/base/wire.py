@@ -110,7 +110,9 @@ def _compile_fast(cls: type[WireModel], plan: _Plan, hints: dict[str, Any]) -> C
     if cls.wire_track_fields_set:
         body.append("    obj.wire_fields_set = frozenset(kw)")
     body.append("    return obj")
-    exec("\n".join(body), names)
+    from . import code_cache
+
+    code_cache.exec_generated("\n".join(body), names)
     return typing.cast(Callable[[dict[str, Any]], Any], names["fast"])
 
 

@@ -191,15 +191,18 @@ class ExtensionManager:
 
     def _load_claude_hooks(self, first_rank: int) -> None:
         """Claude Code command hooks: each plugin's, settings ``claudeHooks``, ``--claude-settings``."""
-        from ..packages.claude_hooks import parse_hooks, read_hooks_file
-        from .claude_hooks import ClaudeHookRunner
-
         groups: list[tuple[str, Path, str | None, list[Any]]] = []
         for plugin in self.installed.plugins:
             if plugin.hooks:
                 groups.append((f"claude:{plugin.name}", plugin.root, plugin.name, plugin.hooks))
         settings_file = self.host.home / "settings.json"
-        imported, problems = parse_hooks(self.host.settings.get("claudeHooks"), f"{settings_file} (claudeHooks)")
+        configured = self.host.settings.get("claudeHooks")
+        if not groups and configured in (None, {}) and not self.claude_settings_files:
+            return  # no hooks anywhere: their parser and runner stay unloaded
+        from ..packages.claude_hooks import parse_hooks, read_hooks_file
+        from .claude_hooks import ClaudeHookRunner
+
+        imported, problems = parse_hooks(configured, f"{settings_file} (claudeHooks)")
         if imported:
             groups.append(("claude:settings", settings_file, None, imported))
         for raw in self.claude_settings_files:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .listing import read_session_info
-
 
 def jsonl_in(folder: Path) -> list[str]:
     try:
@@ -33,6 +31,8 @@ def session_id_of(path: str) -> str | None:
     _, sep, tail = stem.partition("_")
     if sep and len(tail) == 36 and tail.count("-") == 4:
         return tail.lower()
+    from .listing import read_session_info  # the header read; the listing loads when used
+
     info = read_session_info(path)
     return info.id.lower() if info is not None else None
 

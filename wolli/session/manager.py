@@ -45,7 +45,6 @@ from .entries import (
     new_entry_id,
 )
 from .entry_store import EntryStore
-from .listing import read_session_info
 from .lookup import jsonl_in, match_prefix, subagent_files
 from .tags import fold_tags
 
@@ -220,6 +219,8 @@ class SessionManager:
                         candidates.append((item.stat().st_mtime_ns, item.path))
         except OSError:
             pass
+        from .listing import read_session_info  # a new session never lists the folder
+
         for _, path in sorted(candidates, reverse=True):
             if read_session_info(path) is not None:
                 return cls.open(path, defer_context=defer_context)

@@ -19,7 +19,7 @@ import stat as stat_module
 from ..base.daemon_threads import run_blocking
 from ..base.records import record
 from ..base.safe_files import read_capped, write_regular
-from .process import ExecOptions, ExecResult, run_shell_command
+from .exec_records import ExecOptions, ExecResult
 
 # The most :meth:`Environment.read_file` reads of one file on this machine (tools check the
 # size first and say what to do instead; this holds for files whose size lies, like /proc).
@@ -139,6 +139,8 @@ class Environment:
 
     async def exec(self, command: str, cwd: str | None = None, options: ExecOptions | None = None) -> ExecResult:
         """Run ``command`` through the shell in its own process group (see ``process.py``)."""
+        from .process import run_shell_command  # the process machinery loads with the first command
+
         return await run_shell_command(command, cwd or self.cwd, options or ExecOptions(), self.shell_path)
 
     # ------------------------------------------------------------------ composition

@@ -17,8 +17,9 @@ Why the care:
   the unit is released, so a daemon it started on purpose keeps running.
 
 This is the low-level layer: it knows shells, pipes and process trees, and nothing of the
-:class:`~wolli.tools.environment.Environment`, which builds its ``exec`` on top of it (and
-re-exports :class:`ExecOptions` and :class:`ExecResult`, defined here for that reason).
+:class:`~wolli.tools.environment.Environment`, which builds its ``exec`` on top of it
+(:class:`ExecOptions` and :class:`ExecResult` live in ``exec_records.py``, which it needs at
+start, without this module).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 from ..ai.abort import AbortSignal
 from ..base.records import record
+from .exec_records import ExecOptions, ExecResult
 from .proctree import HAS_PROC, live_tree, signal_tree
 from .shell import resolve_shell, shell_env
 from .supervisor import Supervision, supervise
@@ -43,24 +45,6 @@ DRAIN_CAP = 0.5
 # Between SIGTERM and SIGKILL.
 KILL_GRACE = 0.5
 _POLL = 0.025
-
-
-@record
-class ExecOptions:
-    timeout: float | None = None  # seconds; on expiry the whole process tree is killed
-    signal: AbortSignal | None = None  # AbortSignal; abort kills the whole process tree
-    # Receives output bytes (stdout and stderr interleaved) as they arrive. When given,
-    # the result's ``output`` stays empty: the caller keeps what it needs.
-    on_data: Callable[[bytes], None] | None = None
-    env: dict[str, str] | None = None  # extra environment variables
-
-
-@record
-class ExecResult:
-    exit_code: int | None  # None when killed
-    output: str = ""  # combined stdout+stderr (only when no on_data was given)
-    timed_out: bool = False
-    aborted: bool = False
 
 
 class _ShellProtocol(asyncio.SubprocessProtocol):

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ...tools.supervisor import run_supervised
 from .fuzzy import MAX_ITEMS, rank
 
 FILE_LIST_TTL_S = 10.0
@@ -55,6 +54,8 @@ class ProjectFiles:
             self._listed_at = time.monotonic()
 
     def _list(self) -> list[str]:
+        from ...tools.supervisor import run_supervised  # with the first listing: it loads the process tree
+
         for command in (["rg", "--files", "--hidden", "-g", "!.git"], ["fdfind", "--type", "f", "--hidden"],
                         ["fd", "--type", "f", "--hidden"]):
             if shutil.which(command[0]) is None:

@@ -6,7 +6,7 @@ from ...base.records import record
 from ...extensions.context import ExtensionMode, ExtensionUI
 from ..live.handle import SessionHandle
 from ..safety.handle import PermissionsHandle  # evaluated: wolli.ExtensionContext's hints resolve
-from ..subagents.child import SubagentInfo
+from ..subagents.info import SubagentInfo
 
 
 @record(frozen=True)

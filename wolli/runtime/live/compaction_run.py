@@ -20,7 +20,7 @@ from ..handlers.hook_events import SessionBeforeCompactEvent
 from .settings_view import compaction_settings, stream_idle_timeout
 
 if TYPE_CHECKING:
-    from ...session.compaction import CompactionResult, CompactionSettings
+    from ...session.compaction import CompactionBreaker, CompactionResult, CompactionSettings
     from .services import SessionCore
 
 Emit = Callable[[Any], Any]
@@ -28,12 +28,20 @@ Emit = Callable[[Any], Any]
 
 class Compactor:
     def __init__(self, session: SessionCore, dispatch: Dispatcher) -> None:
-        from ...session.compaction import CompactionBreaker
-
         self.session = session  # the owning LiveSession (manager, agent, services, emit)
         self.dispatch = dispatch
-        self.breaker = CompactionBreaker()
+        self._breaker: CompactionBreaker | None = None
         self._controller: AbortController | None = None
+
+    @property
+    def breaker(self) -> CompactionBreaker:
+        """Made with the first check: ``session.compaction`` (and the summarizer it imports)
+        loads when a compaction is first considered, not with every session."""
+        if self._breaker is None:
+            from ...session.compaction import CompactionBreaker
+
+            self._breaker = CompactionBreaker()
+        return self._breaker
 
     @property
     def running(self) -> bool:

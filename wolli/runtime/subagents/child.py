@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ...base.records import record
 from ...config.subagent_files import SubagentDefinition
+from .info import SubagentInfo as SubagentInfo  # where it was defined first
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -70,20 +70,6 @@ class SubagentHost(Protocol):
     def handler_context(self, session: Any) -> ContextView: ...
 
     def release_handle(self, session: LiveSession) -> None: ...
-
-
-@record(frozen=True)
-class SubagentInfo:
-    """``ctx.subagent`` in a child's handlers and tools (None in a top-level session)."""
-
-    id: str  # the child's session id
-    name: str  # its definition's name
-    parent_session_id: str
-    tool_call_id: str
-    description: str = ""
-
-    def __getitem__(self, key: str) -> str:
-        return str(getattr(self, key))
 
 
 def child_mode(parent_mode: str, requested: str | None) -> PermissionMode:
