@@ -134,6 +134,9 @@ class TuiController:
             from .widgets import assistant_message, markdown_view, subagent_row, tool_row, user_message  # noqa: F401
 
             markdown_view.warm_parser()
+            # what the end of the first turn and the first command load (left out of the start)
+            from ...session import compaction  # noqa: F401
+            from ...tools import process  # noqa: F401
 
             if api is not None:
                 from ...ai.http import preload
