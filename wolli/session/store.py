@@ -407,7 +407,6 @@ def entry_from_line(line: bytes) -> Any:
 
 # json.loads's own C scanner (typeshed types make_scanner's argument oddly)
 _scan_value: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
-_NOT_SCANNED = object()
 
 
 def entry_from_span(raw: bytes, start: int, end: int) -> Any:
@@ -421,8 +420,8 @@ def entry_from_span(raw: bytes, start: int, end: int) -> Any:
     try:
         data, stop = _scan_value(text, 0)
     except (StopIteration, ValueError, RecursionError):
-        data, stop = _NOT_SCANNED, -1
-    if stop != len(text) or data is _NOT_SCANNED:
+        stop = -1
+    if stop != len(text):
         return entry_from_line(raw[start:end])
     return parse_entry(data)
 
