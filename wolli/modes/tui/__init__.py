@@ -8,21 +8,33 @@ from typing import TYPE_CHECKING
 from ...runtime.startup.request import StartupRequest
 
 if TYPE_CHECKING:
-    from .app import RuntimeFactory, WolliApp
+    from pathlib import Path
 
+    from ...config.settings import Settings
+    from .app import RuntimeFactory, WolliApp
 
 
 def run_tui(request: StartupRequest, *, runtime: RuntimeFactory | None = None) -> int:
     """The full-screen app; ``runtime`` makes what it drives (default: the runtime in this
     process; ``wolli attach`` passes a server's session)."""
-    from ...config.paths import agent_home
+    from ...config.paths import agent_home, wolli_home
     from ...config.settings import Settings
+    from . import stylesheet_cache
+
+    stylesheet_cache.enable(wolli_home() / "cache")  # the CSS an earlier run parsed
+    try:
+        # the settings are read again by the host: cheap, and keeps the app standalone
+        return _run(request, runtime, agent_home(request.agent), Settings(request.agent))
+    finally:
+        stylesheet_cache.save()
+        stylesheet_cache.disable()  # run_tui may run inside another program (tests, embedders)
+
+
+def _run(request: StartupRequest, runtime: RuntimeFactory | None, home: Path, settings: Settings) -> int:
     from ...config.themes import theme_folders
     from . import terminal_keys
     from .app import WolliApp
 
-    home = agent_home(request.agent)
-    settings = Settings(request.agent)  # read again by the host; cheap, and keeps the app standalone
     theme = settings.get("theme") or "dark"
     hide_thinking = bool(settings.get("hideThinkingBlock"))
     from ...packages.active import installed_theme_dirs

@@ -145,9 +145,11 @@ class TuiController:
                 get_api(api)  # the provider's module
                 preload(tls=over_tls)
             from ...base import code_cache, module_bundle
+            from . import stylesheet_cache
 
             code_cache.save()  # what this start compiled, for the next one (also saved at exit)
             module_bundle.save()  # the bytecode of what it imported, likewise
+            stylesheet_cache.save()  # the CSS it parsed, likewise
 
         try:
             await asyncio.to_thread(imports)
