@@ -28,9 +28,8 @@ GRACE_SECONDS = 3600.0
 SWEEP_EVERY_SECONDS = 24 * 3600.0
 MARKER = ".last-sweep"
 _SHA = re.compile(rb'"([0-9a-f]{64})"')
-_RUNNING: set[str] = set()  # folders being swept by this process
+_RUNNING: dict[str, threading.Thread] = {}  # folder -> the sweep this process runs in it
 _RUNNING_LOCK = threading.Lock()
-_THREADS: list[threading.Thread] = []  # sweeps started by this process, for wait_for_sweeps
 
 
 @dataclass(frozen=True)
@@ -111,23 +110,24 @@ def sweep_in_background(folder: Path, *, only_if_due: bool) -> threading.Thread 
         except OSError:
             return None
     key = str(folder.resolve())
-    with _RUNNING_LOCK:
-        if key in _RUNNING:
-            return None
-        _RUNNING.add(key)
 
     def run() -> None:
         try:
             sweep(folder)
         finally:
             with _RUNNING_LOCK:
-                _RUNNING.discard(key)
+                _RUNNING.pop(key, None)
 
-    thread = threading.Thread(target=run, name="wolli-blob-sweep", daemon=True)
     with _RUNNING_LOCK:
-        _THREADS[:] = [t for t in _THREADS if t.is_alive()]
-        _THREADS.append(thread)
-    thread.start()
+        if key in _RUNNING:
+            return None
+        thread = _RUNNING[key] = threading.Thread(target=run, name="wolli-blob-sweep", daemon=True)
+    try:
+        thread.start()
+    except BaseException:  # no thread to run it: the folder is free for the next sweep
+        with _RUNNING_LOCK:
+            _RUNNING.pop(key, None)
+        raise
     return thread
 
 
@@ -137,7 +137,7 @@ def wait_for_sweeps(timeout: float) -> bool:
     sweep still finishing would write its marker into a folder being deleted."""
     deadline = time.monotonic() + timeout
     with _RUNNING_LOCK:
-        threads = list(_THREADS)
+        threads = list(_RUNNING.values())
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
     return not any(t.is_alive() for t in threads)
