@@ -67,6 +67,8 @@ def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, 
     # The rows of a conversation load with the first row (or the warm-up), not before.
     rows = {"assistant_message", "streaming_text", "stream_tail", "tool_row", "subagent_row", "user_message"}
     assert not {f"wolli.modes.tui.widgets.{name}" for name in rows} & modules
+    # Nor the completion menu: it is made with the first suggestions.
+    assert "wolli.modes.tui.widgets.completion_menu" not in modules
 
 
 async def test_what_is_typed_before_the_session_is_up_reaches_it(make_app, faux, monkeypatch):

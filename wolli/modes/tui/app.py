@@ -189,8 +189,7 @@ class WolliApp(App[int]):
         yield self.working
         yield self.queued
         yield self.slot_above
-        with self.editor_area:
-            yield self.completion.menu
+        with self.editor_area:  # the completion menu joins it with its first suggestions
             yield self.editor
         yield self.slot_below
         with self.footer_area:
