@@ -45,6 +45,28 @@ async def test_the_stylesheets_are_parsed_once_with_the_theme_in_force(faux, pro
         assert app.screen.styles.background.hex.lower() == background.lower()
 
 
+def test_the_colour_system_is_generated_once_for_the_apps_own_theme(project, monkeypatch):
+    """Textual's App makes its stylesheet with the default theme's variables; the app's own
+    theme replaces them before anything is parsed, so only that one is generated."""
+    from textual.design import ColorSystem
+
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.startup.request import StartupRequest
+
+    generated: list[str] = []
+    original = ColorSystem.generate
+
+    def counting(self: ColorSystem) -> dict[str, str]:
+        variables = original(self)
+        generated.append(variables["primary"])
+        return variables
+
+    monkeypatch.setattr(ColorSystem, "generate", counting)
+    app = WolliApp(StartupRequest(mode="tui", cwd=str(project), require_model=False), theme_name="light")
+    assert len(generated) == 1 and generated[0].lower() == (app.theme_spec.color("accent") or "").lower()
+    assert app.stylesheet._variables["w-accent"] == app.theme_spec.color("accent")
+
+
 def styles_of(app: object) -> dict[object, object]:
     """Every node's rules on the main screen (and the app's), with its component styles."""
     nodes = [app, *app.screen.walk_children(with_self=True)]  # type: ignore[attr-defined]
