@@ -44,6 +44,12 @@ async def page_to_the_top(pilot, transcript) -> None:
         await wait_until(lambda before=before: transcript.hidden_count < before, 20, "earlier rows")
 
 
+def last_answer(app) -> str:
+    """The text of the last answer row ("" before there is one)."""
+    views = app.query(AssistantMessageView)
+    return views.last().markdown_text if views else ""
+
+
 async def test_the_tail_is_drawn_first_and_the_rest_is_fetched_as_scrolling_reaches_it(
         project: Path, wolli_home: Path, loopback, tmp_path: Path):
     write_models(wolli_home, loopback.url + "/v1")
@@ -65,7 +71,8 @@ async def test_the_tail_is_drawn_first_and_the_rest_is_fetched_as_scrolling_reac
             session = app.controller.session
             tail = len(session.messages)
             assert HISTORY_TAIL <= tail <= HISTORY_TAIL + 1
-            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 299")
+            # the rows are mounted (their blocks filled) a loop turn or two after the messages came
+            await wait_until(lambda: last_answer(app).startswith("answer 299"), 20, "the last answer drawn")
             transcript = app.transcript
             assert transcript.unfetched == 900 - tail and transcript.hidden_count > 800
             assert f"{transcript.hidden_count} earlier messages" in str(transcript.more.render())
@@ -109,7 +116,7 @@ async def test_an_attach_sent_ahead_is_answered_on_the_adopted_connection(projec
         async with app.run_test(size=(100, 30)):
             await wait_until(lambda: app.controller.session is not None
                              and len(app.controller.session.messages) >= HISTORY_TAIL, 20, "the history's tail")
-            assert app.query(AssistantMessageView).last().markdown_text.startswith("answer 47")
+            await wait_until(lambda: last_answer(app).startswith("answer 47"), 20, "the last answer drawn")
             assert connects == []  # the early connection carried the attach and its answer
             live = server.client().call({"type": "get_live_sessions"})["sessions"]
             assert [len(room["clients"]) for room in live] == [1]

@@ -278,6 +278,27 @@ def test_a_run_that_imports_nothing_new_leaves_the_file_alone(tree, tmp_path, mo
     assert len(writes) == 1  # the first run wrote the file, the others had nothing new
 
 
+def test_a_module_whose_package_cannot_be_held_does_not_make_every_run_rewrite(tree, tmp_path, monkeypatch):
+    """A submodule with current bytecode in a package without (its source edited after it was
+    imported): the bundle cannot serve the one without the other, so no run writes for it."""
+    cache = tmp_path / "cache"
+    writes: list[str] = []
+    write = module_bundle.replace_private
+    monkeypatch.setattr(module_bundle, "replace_private", lambda path, data: (writes.append(path), write(path, data))[1])
+    init = tree / PACKAGE / "__init__.py"
+    for edit in range(3):
+        module_bundle.enable(str(cache))
+        try:
+            importlib.import_module(f"{PACKAGE}.leaf")
+            init.write_text("VALUE = 'package'\n" + "#" * (edit + 1) + "\n")  # its .pyc no longer current
+            module_bundle.stop()
+            module_bundle.save()
+        finally:
+            module_bundle.disable()
+            forget()
+    assert len(writes) == 1  # the first run wrote the rest of what it imported, the others nothing
+
+
 def test_python_dash_m_in_another_folder_uses_the_same_bundle(tree, tmp_path, monkeypatch):
     """``python -m wolli`` puts the working folder first on ``sys.path``: a run in another
     folder searches the same way, unless that folder holds a module of the same name."""

@@ -317,6 +317,9 @@ def _write(bundle: _Bundle) -> None:
         found = _from_pyc(spec) if name in findable else None
         if found is not None:
             fresh[name] = found
+    if fresh:  # a submodule whose package has no current .pyc cannot be held: not worth a write
+        reachable = _findable({**held, **fresh}, bundle.environment[0])
+        fresh = {name: found for name, found in fresh.items() if name in reachable}
     if not fresh and not bundle.stale:
         return
     kept: dict[str, tuple[str, str, bool, int, int, bytes]] = {}
