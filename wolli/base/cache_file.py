@@ -1,5 +1,6 @@
-"""Writing a file of ``WOLLI_HOME/cache`` (the code cache, the module bundle): private to the
-user, and whole or not at all, so a run reading it meanwhile sees the old file or the new one."""
+"""Files of ``WOLLI_HOME/cache`` (the code cache, the module bundle, the parsed CSS): written
+private to the user, and whole or not at all, so a run reading one meanwhile sees the old
+file or the new one; read back bounded, anything damaged or foreign taken as no file."""
 
 from __future__ import annotations
 
@@ -29,3 +30,23 @@ def replace_private(path: str, data: bytes) -> os.stat_result:
         except OSError:
             pass
         raise
+
+
+def read_marshalled(path: str | os.PathLike[str], header: bytes, limit: int) -> object | None:
+    """The value marshalled after ``header`` in the file at ``path`` (at most ``limit``
+    bytes), or None when the file is missing, too large, not one this header names, or
+    damaged. The caller checks the value's shape."""
+    import marshal
+
+    from .safe_files import read_capped  # not at import: the module bundle imports this module first
+
+    try:
+        data = read_capped(path, limit)
+    except (OSError, ValueError):
+        return None
+    if not data.startswith(header):
+        return None
+    try:
+        return marshal.loads(data[len(header):])
+    except (EOFError, ValueError, TypeError):
+        return None

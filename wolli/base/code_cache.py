@@ -50,8 +50,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from .cache_file import replace_private
-from .safe_files import read_capped
+from .cache_file import read_marshalled, replace_private
 
 MAX_BYTES = 8 * 1024 * 1024  # a run of every mode writes ~1 MiB
 MAX_ENTRIES = 5000
@@ -131,16 +130,7 @@ def save() -> None:
 
 
 def _load(path: Path) -> dict[_Key, CodeType]:
-    try:
-        data = read_capped(path, MAX_BYTES)
-    except (OSError, ValueError):
-        return {}
-    if not data.startswith(_HEADER):
-        return {}
-    try:
-        loaded = marshal.loads(data[len(_HEADER):])
-    except (EOFError, ValueError, TypeError):
-        return {}
+    loaded = read_marshalled(path, _HEADER, MAX_BYTES)
     if not isinstance(loaded, dict):
         return {}
     return {key: value for key, value in loaded.items() if type(key) is tuple and _valid(key, value)}

@@ -36,8 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...base.cache_file import replace_private
-from ...base.safe_files import read_capped
+from ...base.cache_file import read_marshalled, replace_private
 
 MAX_BYTES = 4 * 1024 * 1024  # a TUI start with its dialogs opened writes ~100 KB
 MAX_ENTRIES = 500
@@ -219,16 +218,7 @@ def _known_method(method: Any) -> bool:
 
 
 def _load(path: str, installation: tuple[Any, ...]) -> dict[_Key, bytes]:
-    try:
-        data = read_capped(path, MAX_BYTES)
-    except (OSError, ValueError):
-        return {}
-    if not data.startswith(_HEADER):
-        return {}
-    try:
-        loaded = marshal.loads(data[len(_HEADER):])
-    except (EOFError, ValueError, TypeError):
-        return {}
+    loaded = read_marshalled(path, _HEADER, MAX_BYTES)
     if type(loaded) is not tuple or len(loaded) != 2 or loaded[0] != installation or type(loaded[1]) is not dict:
         return {}
     entries: dict[_Key, bytes] = {}
