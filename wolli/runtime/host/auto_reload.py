@@ -68,9 +68,12 @@ class AutoReloader:
         if not folders:
             self.ready.set()
             return
+        # watchfiles yields a batch once no change has come for ``step`` ms (``debounce`` only
+        # caps its length): with a short step, a burst whose saves are more than that apart (a
+        # busy machine) came as two batches and reloaded twice. Gathered for the whole window.
         watcher = watchfiles.awatch(
-            *folders, watch_filter=_python_source, debounce=self.debounce_ms, step=20, stop_event=self._stop,
-            yield_on_timeout=True, rust_timeout=100,
+            *folders, watch_filter=_python_source, debounce=self.debounce_ms, step=self.debounce_ms,
+            stop_event=self._stop, yield_on_timeout=True, rust_timeout=100,
         )
         async for changes in watcher:
             self.ready.set()
