@@ -162,6 +162,10 @@ def test_an_entry_that_would_run_anything_else_is_parsed_afresh(cache_folder, tm
     assert not (tmp_path / "pwned").exists()
     assert since(before) == (0, 1)
     assert rules[1].styles.color.hex == "#FF8800"
+    fresh(cache_folder)  # the entry parsed afresh replaced the hostile one in the file
+    before = counts()
+    parse(CSS, variables)
+    assert since(before) == (1, 0)
 
 
 def test_another_textual_parse_method_is_left_alone(cache_folder, monkeypatch):

@@ -46,7 +46,7 @@ _HEADER = b"wolli-css-cache 1\n"
 _Key = tuple[Any, ...]
 _entries: dict[_Key, bytes] = {}
 _variable_sets: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}  # one object each
-_known = 0  # how many entries the file held (or this run wrote)
+_unsaved = False  # entries stored or dropped since the file was read or written
 _path: str | None = None
 _original: Callable[..., Any] | None = None
 _stats = {"hits": 0, "parsed": 0}  # this process's, for tests and perf work
@@ -65,7 +65,7 @@ def cache_path(folder: Path) -> str:
 
 def enable(folder: Path) -> None:
     """Serve parsed CSS from the file in ``folder`` (and keep what is parsed for :func:`save`)."""
-    global _path, _original, _known
+    global _path, _original
     if _path is not None:
         return
     from textual.css.stylesheet import Stylesheet
@@ -75,19 +75,18 @@ def enable(folder: Path) -> None:
         return
     _path = cache_path(folder)
     _entries.update(_load(_path, _installation()))
-    _known = len(_entries)
     _original = original
     Stylesheet._parse_rules = _parse_rules  # type: ignore[method-assign]
 
 
 def disable() -> None:
     """Textual's own parsing again; what was read is forgotten."""
-    global _path, _original, _known
+    global _path, _original, _unsaved
     if _original is not None:
         from textual.css.stylesheet import Stylesheet
 
         Stylesheet._parse_rules = _original  # type: ignore[method-assign]
-    _path, _original, _known = None, None, 0
+    _path, _original, _unsaved = None, None, False
     _entries.clear()
     _variable_sets.clear()
 
@@ -95,10 +94,11 @@ def disable() -> None:
 def save() -> None:
     """Write the file when this run parsed CSS it did not hold: a temporary file renamed over
     it. Never raises: a cache that cannot be written is only slower next time."""
-    global _known
+    global _unsaved
     path = _path
-    if path is None or sys.dont_write_bytecode or len(_entries) == _known:
+    if path is None or sys.dont_write_bytecode or not _unsaved:
         return
+    _unsaved = False  # before the copy: what the app's thread stores meanwhile is saved next time
     entries = dict(_entries)  # one C call: the app's thread parsing meanwhile cannot tear it
     if len(entries) > MAX_ENTRIES:  # themes and versions piled up: keep the newest
         entries = dict(list(entries.items())[-MAX_ENTRIES:])
@@ -111,8 +111,7 @@ def save() -> None:
     try:
         replace_private(path, data)
     except OSError:
-        return
-    _known = len(entries)
+        _unsaved = True
 
 
 def stats() -> dict[str, int]:
@@ -134,18 +133,21 @@ def _parse_rules(self: Any, css: str, read_from: Any, is_default_rules: bool = F
         _stats["hits"] += 1
         self._parse_cache[cache_key] = rules
         return rules
+    global _unsaved
     assert _original is not None  # installed by enable() with it
     rules = _original(self, css, read_from, is_default_rules, tie_breaker, scope)
     _stats["parsed"] += 1
     if _path is not None and not any(rule.errors for rule in rules) and _plain(key):
         try:
             _entries[key] = pickle.dumps(rules, protocol=pickle.HIGHEST_PROTOCOL)
+            _unsaved = True
         except Exception:  # a value Textual added that does not pickle: parsed every time
             pass
     return rules
 
 
 def _cached(key: _Key) -> list[Any] | None:
+    global _unsaved
     data = _entries.get(key)
     if data is None:
         return None
@@ -158,6 +160,7 @@ def _cached(key: _Key) -> list[Any] | None:
     if type(rules) is list and all(type(rule) is RuleSet for rule in rules):
         return rules
     _entries.pop(key, None)
+    _unsaved = True  # the file is written without it
     return None
 
 
