@@ -154,8 +154,8 @@ def test_an_auth_json_readable_by_others_is_reported_and_tightened(hostile):
 
 def test_an_rpc_line_that_never_ends_is_skipped_in_bounded_memory(hostile):
     """A client writing 200 MB without a newline, then a real command: answered in order."""
-    junk = b"x" * (200 * 1024 * 1024)
-    stdin = junk + b'\n{"type": "get_state", "id": "after"}\n'
+    megabyte = b"x" * (1024 * 1024)
+    stdin = [*[megabyte] * 200, b'\n{"type": "get_state", "id": "after"}\n']
     result = hostile.run("--mode", "rpc", *MODEL, stdin=stdin, seconds=60, memory_mb=MEMORY_MB)
     assert_bounded(result, seconds=60, memory_mb=MEMORY_MB)
     records = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
