@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.sample_extensions import REDACTOR
+from tests.support.waiting import wait_until
 from wolli.ai.providers.faux import faux_thinking, faux_tool_call
 from wolli.modes.tui.frame_batcher import FPS
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
@@ -41,6 +42,20 @@ async def test_streamed_tokens_reach_the_screen_in_frames_not_one_update_per_tok
         assert answer.markdown_text == words
         # 600 words stream in ~0.3-0.6 s: at most ~30 flushes a second, far fewer than tokens.
         assert 0 < app.adapter.batcher.flushes < 100
+
+
+async def test_the_first_words_of_a_slow_answer_are_drawn_while_it_still_streams(make_app, faux):
+    # The batcher flushes at once after a quiet spell: that flush must really run (a Textual
+    # timer of 0 s never fires), or nothing is drawn until the answer ends.
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.tokens_per_second = 20
+        faux.push(" ".join(f"word{i}" for i in range(40)))  # ~2 s
+        await type_and_send(pilot, "go")
+        await wait_until(lambda: bool(mounted(app, AssistantMessageView))
+                         and "word0" in mounted(app, AssistantMessageView)[-1].markdown_text, 5, "the first words")
+        assert "word39" not in mounted(app, AssistantMessageView)[-1].markdown_text
+        assert not app.controller.session.is_idle()
 
 
 async def test_the_model_is_read_at_the_screen_s_frame_rate(make_app, faux):
@@ -134,7 +149,6 @@ async def test_a_running_command_streams_its_output_into_the_row(make_app, faux,
     async with running(app, (100, 30)) as pilot:
         faux.push([faux_tool_call("bash", {"command": command})], "done")
         await type_and_send(pilot, "run it")
-        from tests.support.waiting import wait_until
 
         await wait_until(lambda: mounted(app, ToolRow) and "first-line" in str(mounted(app, ToolRow)[0].body.render()),
                          10, "partial output")
@@ -162,7 +176,6 @@ async def test_a_long_answer_that_overflows_near_its_end_is_followed_to_its_last
 
 
 async def test_a_resize_while_streaming_reflows_the_text(make_app, faux):
-    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.stream_tail import StreamTail, wrap_row
 
     app = make_app()
@@ -191,7 +204,6 @@ async def test_a_resize_while_streaming_reflows_the_text(make_app, faux):
 async def test_markdown_appended_quickly_shows_each_block_once(make_app, first):
     from textual.widgets._markdown import MarkdownOrderedList, MarkdownParagraph
 
-    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.markdown_view import ThemedFence, ThemedMarkdown
 
     app = make_app()
@@ -216,7 +228,6 @@ async def test_the_end_of_an_answer_is_on_screen_before_its_markdown_is_parsed(m
     shows the answer without its end or without its text."""
     from textual.widgets._markdown import MarkdownParagraph
 
-    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.stream_tail import StreamTail
     from wolli.modes.tui.widgets.streaming_text import StreamingText
 
@@ -239,7 +250,6 @@ async def test_the_end_of_an_answer_is_on_screen_before_its_markdown_is_parsed(m
 async def test_an_answer_of_one_paragraph_keeps_its_tail_until_the_markdown_has_it(make_app):
     from textual.widgets._markdown import MarkdownParagraph
 
-    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.stream_tail import StreamTail
     from wolli.modes.tui.widgets.streaming_text import StreamingText
 
@@ -271,7 +281,6 @@ async def test_an_answer_an_extension_rewrote_at_its_end_shows_the_rewrite(make_
 
     app = make_app(code={"redactor": REDACTOR})
     async with running(app) as pilot:
-        from tests.support.waiting import wait_until
 
         faux.tokens_per_second = 40
         faux.push("The secret is 42.\n\nDo not tell anyone, not even your closest friends.")
@@ -292,7 +301,6 @@ async def test_no_blank_rows_are_drawn_under_a_streaming_answer(make_app, faux):
     """While an answer streams, its last row on screen is its last written row: the tail
     takes exactly the rows its text needs (once it kept six blank rows below the text, to lay
     the screen out less often)."""
-    from tests.support.waiting import wait_until
     from wolli.modes.tui.widgets.stream_tail import StreamTail
 
     app = make_app()

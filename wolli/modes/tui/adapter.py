@@ -11,6 +11,7 @@ them (the warm-up loads them once the session is on screen).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,9 +47,15 @@ class AdaptedApp(TuiApp, Protocol):
 class EventAdapter:
     def __init__(self, app: AdaptedApp) -> None:
         self.app = app
-        self.batcher = FrameBatcher(lambda delay, fn: app.set_timer(delay, fn))
+        self.batcher = FrameBatcher(self._at_frame)
         self.current: AssistantMessageView | None = None
         self.tool_rows: dict[str, ToolRow] = {}
+
+    def _at_frame(self, delay: float, flush: Callable[[], None]) -> None:
+        # The loop's own timer, not ``app.set_timer``: a Textual timer that finds its delay
+        # already past when it first reads the clock skips its one tick and never fires (a
+        # delay of 0 even divides by zero), and the batcher asks for 0 after a quiet spell.
+        asyncio.get_running_loop().call_later(delay, self.app.call_later, flush)
 
     # ------------------------------------------------------------------ the stream
 
