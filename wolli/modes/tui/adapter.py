@@ -11,7 +11,6 @@ them (the warm-up loads them once the session is on screen).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +21,7 @@ from ..interactive.notices import event_notice, extension_error_line
 from .app_view import TuiApp
 from .frame_batcher import FrameBatcher
 from .row_context import RenderContext
+from .timers import after
 from .widgets.simple_messages import BashExecutionView, CustomMessageView, NoticeView, SummaryView
 
 if TYPE_CHECKING:
@@ -52,10 +52,7 @@ class EventAdapter:
         self.tool_rows: dict[str, ToolRow] = {}
 
     def _at_frame(self, delay: float, flush: Callable[[], None]) -> None:
-        # The loop's own timer, not ``app.set_timer``: a Textual timer that finds its delay
-        # already past when it first reads the clock skips its one tick and never fires (a
-        # delay of 0 even divides by zero), and the batcher asks for 0 after a quiet spell.
-        asyncio.get_running_loop().call_later(delay, self.app.call_later, flush)
+        after(self.app, delay, flush)  # not set_timer: the batcher asks for 0 after a quiet spell
 
     # ------------------------------------------------------------------ the stream
 

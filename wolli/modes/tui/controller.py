@@ -22,6 +22,7 @@ from ..interactive.commands.registry import run_builtin
 from .adapter import EventAdapter
 from .frame_batcher import FRAME_INTERVAL
 from .front import TuiFront
+from .timers import after
 from .ui_bridge import AppWithUI
 
 if TYPE_CHECKING:  # the runtime itself is imported once the first frame is on screen
@@ -103,7 +104,7 @@ class TuiController:
             await self.run_command("/resume")
         # Let the frame settle, then load what the first request needs (the provider's module,
         # the pooled HTTP client) so the first answer does not wait for imports.
-        self.app.set_timer(0.05, self._warm_up)
+        after(self.app, 0.05, self._warm_up)
         for prompt in self.startup.prompts:  # `wolli "fix the test"` starts with that message
             await self.send(prompt.text, images=prompt.images)
 

@@ -33,6 +33,7 @@ from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ..timers import after
 from .growing import KeepsRowsOnGrowth
 from .scrollbar import StripScrollBar
 
@@ -272,7 +273,7 @@ class Transcript(KeepsRowsOnGrowth, VerticalScroll):
         if limit <= 0 or self.rows_drawn():
             self.call_after_refresh(callback)
         else:
-            self.set_timer(every, lambda: self.when_rows_drawn(callback, every=every, limit=limit - every))
+            after(self, every, lambda: self.when_rows_drawn(callback, every=every, limit=limit - every))
 
     def set_rebuild(self, widget: Widget, rebuild: Callable[[], Widget]) -> None:
         """Once a streamed row is complete, say how to build it again from its data."""
