@@ -401,6 +401,12 @@ def _run_mode(args: CliArgs) -> int:
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
+    if sys.stdout is None:  # started with descriptor 1 closed (``wolli -p ... >&-``)
+        # Refused before anything is sent: the answer would be lost, and the first file
+        # opened would take descriptor 1 and receive what was meant for stdout.
+        print("wolli: stdout is closed: there is nowhere to write the answer "
+              "(redirect it to a file or to /dev/null instead)", file=sys.stderr)
+        return 1
     if args.resume and not args.session and mode != "plain" and (
             mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):  # the line mode lists sessions itself
         from ..modes.headless.one_shot import explain_resume

@@ -86,6 +86,12 @@ async def _print(request: StartupRequest) -> int:
 
         silence(sys.stdout)
         return BROKEN_PIPE
+    except OSError as exc:  # ``> /dev/full``, a disk that filled up: the answer is only in the session
+        from .json_mode import silence
+
+        say(f"cannot write the answer to stdout: {exc.strerror or exc}")
+        silence(sys.stdout)
+        return 1
     return 0
 
 
@@ -100,6 +106,9 @@ async def _json(request: StartupRequest, full_updates: bool) -> int:
     interrupted = await run.run()
     if interrupted is not None:
         return interrupted
+    if writer.failure is not None:
+        say(f"cannot write events to stdout: {writer.failure}")
+        return 1
     if writer.closed:
         return BROKEN_PIPE
     last = run.last_answer
