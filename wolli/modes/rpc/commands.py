@@ -322,6 +322,8 @@ async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     import os
 
     path = _text(cmd, "sessionPath")
+    if not path.strip():
+        raise CommandError("switch_session: 'sessionPath' must name a session file or id, not be empty")
     if (path.endswith(".jsonl") or os.sep in path) and not os.path.isfile(os.path.join(server.session.cwd, path)):
         raise CommandError(f"switch_session: cannot open {path}: there is no session file there")
     await _stop_run(server)
