@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
+from ..base.json_input import parse_json
 from ..config.settings import Settings
 from .claude_plugin import is_plugin, read_manifest, read_plugin
 from .environment import ManagedEnvironment, Output, packages_dir
@@ -404,10 +405,9 @@ def _orphans(removing: str, remaining: list[str], site_packages: Path) -> list[s
 
 
 def _server_names(text: str | None) -> list[str]:
-    import json
 
     try:
-        servers = json.loads(text).get("mcpServers") if text else None
+        servers = parse_json(text).get("mcpServers") if text else None
     except (ValueError, AttributeError):
         return []
     return sorted(servers) if isinstance(servers, dict) else []
