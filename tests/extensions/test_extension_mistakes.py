@@ -2,7 +2,8 @@
 
 Found by hand with two ``-e`` files under ``wolli -p``: a second extension registering a tool
 name the first one had took it over without a word (the same for a flag or a shortcut is
-reported).
+reported), and a ``tool_call`` gate returning a plain value (``"yes please"``, ``True``
+meant as "block") was ignored without a word, so the call ran.
 """
 
 from __future__ import annotations
@@ -44,3 +45,13 @@ def test_one_extension_registering_its_tool_again_is_not_a_conflict(project, wol
     loopback.push(text_answer("done"))
     result = wolli([*MODEL, "-e", str(again), "-p", "hi"], project)
     assert result.returncode == 0 and "already registered" not in result.stderr, result.stderr
+
+
+def test_a_gate_returning_a_plain_value_is_reported(project, wolli_home, loopback, tmp_path):
+    write_models_json(wolli_home, loopback.url + "/v1")
+    gate = _extension(tmp_path, "gate", "    wolli.on('tool_call', lambda event, ctx: True)\n")
+    loopback.push(tool_call_answer("ls", {}), text_answer("done"))
+    result = wolli([*MODEL, "-e", str(gate), "-p", "list"], project)
+    assert result.returncode == 0, result.stderr
+    assert (f"wolli: {gate}: tool_call handler failed: returned bool True instead of a dict "
+            "(abort, allow, block, reason, result) or None; it was ignored") in result.stderr.splitlines()

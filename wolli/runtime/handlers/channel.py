@@ -170,6 +170,13 @@ def _fields(result: object, event: str, owner: str, report: Report) -> dict[str,
                 hint = f" (did you mean {near[0]!r}?)" if near else f" (known: {', '.join(sorted(allowed))})"
                 report(owner, event, f"unknown key {key!r} in the {event} result{hint}; it was ignored")
         return out
+    if isinstance(result, (str, bytes, int, float, list, tuple, set)):  # bool is an int
+        # A plain value has none of the keys: without a word, ``return True`` meant as
+        # "block" in a tool_call gate would let the call through in silence.
+        shown = repr(result) if len(repr(result)) <= 40 else repr(result)[:39] + "…"
+        report(owner, event, f"returned {type(result).__name__} {shown} instead of a dict "
+                             f"({', '.join(sorted(allowed))}) or None; it was ignored")
+        return None
     return {key: getattr(result, key) for key in allowed if getattr(result, key, None) is not None}
 
 
