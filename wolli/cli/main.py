@@ -242,6 +242,7 @@ def parse_args(argv: list[str]) -> CliArgs:
             near = difflib.get_close_matches(name, KNOWN_OPTIONS, n=1, cutoff=0.5)
             shown = arg if arg.isprintable() else repr(arg)
             raise UsageError(f"unknown option {shown}" + (f"; did you mean {near[0]}?" if near else " (see wolli --help)"))
+    _check_values(args)
     if args.mode is not None and args.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {args.mode!r}")
     if args.thinking is not None and args.thinking not in THINKING:
@@ -254,6 +255,24 @@ def parse_args(argv: list[str]) -> CliArgs:
         except ModeError as exc:
             raise UsageError(f"--permission-mode: {exc}") from None
     return args
+
+
+# Options that name something: an empty value (``--model "$MODEL"`` with MODEL unset) would
+# quietly mean "not given" and pick another model, provider, key or agent, or every tool.
+_NAMING_FLAGS = {"--agent": "agent", "--provider": "provider", "--model": "model", "--api-key": "api_key",
+                 "--tools": "tools"}
+
+
+def _check_values(args: CliArgs) -> None:
+    for option, attribute in _NAMING_FLAGS.items():
+        value = getattr(args, attribute)
+        if value is not None and not value.strip():
+            hint = " (--no-tools for none)" if option == "--tools" else ""
+            raise UsageError(f"{option} needs a value, not an empty string{hint}")
+    if args.no_tools and args.tools is not None:
+        raise UsageError("--tools and --no-tools contradict each other: give one of them")
+    if args.continue_ and args.session is not None:
+        raise UsageError("--continue and --session contradict each other: give one of them")
 
 
 def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
