@@ -342,6 +342,14 @@ def _text_argument(value: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    import os
+
+    try:
+        os.getcwd()  # sessions, project files and relative paths all start here
+    except FileNotFoundError:
+        print("wolli: the current folder no longer exists (deleted or moved away); "
+              "cd into a folder and run it again", file=sys.stderr)
+        return 1
     if argv[:1] == ["mcp"]:  # ``wolli mcp list|login NAME``
         from .mcp import run_mcp_command
 
