@@ -273,6 +273,10 @@ def _check_values(args: CliArgs) -> None:
         raise UsageError("--tools and --no-tools contradict each other: give one of them")
     if args.continue_ and args.session is not None:
         raise UsageError("--continue and --session contradict each other: give one of them")
+    if args.no_session and (args.session is not None or args.continue_):
+        # Opening a session file would write to it: --no-session promises nothing on disk.
+        raise UsageError(f"{'--session' if args.session is not None else '--continue'} and --no-session "
+                         "contradict each other: give one of them")
 
 
 def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
