@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..config.errors import json_syntax_error
 from ..config.file_lock import locked
@@ -248,7 +249,7 @@ class AuthStorage:
         if not text.strip():
             return {}, None
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
             return {}, json_syntax_error(self.path, exc, "stored keys are ignored until the file is fixed")
         if not isinstance(data, dict):

@@ -453,9 +453,12 @@ async def open_stream(
             response = await send()
         except transport_errors as exc:
             failure = connection_failure(url, exc)
-            retryable = True
+            # A URL that cannot be requested at all (a baseUrl without http://) fails the same way every time.
+            bad_url = isinstance(exc, http1.UnsupportedURL) or type(exc).__name__ in ("UnsupportedProtocol", "InvalidURL")
+            retryable = not bad_url
             timed_out = isinstance(exc, http1.TimeoutException) or type(exc).__name__.endswith("Timeout")
-            error: Exception = ProviderConnectionError(failure, "timeout" if timed_out else "connection")
+            error: Exception = ProviderConnectionError(
+                failure, "invalid_request" if bad_url else "timeout" if timed_out else "connection")
         else:
             if response.status_code < 300:
                 if isinstance(response, http1.Response):  # httpx's (via a proxy) are read as they come

@@ -40,6 +40,11 @@ class ConnectError(TransportError):
     pass
 
 
+class UnsupportedURL(ConnectError):
+    """The URL itself cannot be requested (no http/https scheme, no host): a configuration
+    mistake, so asking again cannot help (httpx names it ``UnsupportedProtocol``)."""
+
+
 class ConnectTimeout(TimeoutException):
     pass
 
@@ -284,7 +289,7 @@ def _origin(url: str) -> tuple[Origin, str]:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
-        raise ConnectError(f"unsupported URL {url!r}")
+        raise UnsupportedURL(f"unsupported URL {url!r}")
     port = parts.port or (443 if scheme == "https" else 80)
     target = parts.path or "/"
     if parts.query:

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, get_args
 
+from ..base.json_input import parse_json
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..base.wire import WireError
 from ..config.errors import json_syntax_error, locate
@@ -135,7 +136,7 @@ class ModelRegistry:
         if not text.strip():
             return []
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
             errors.append(json_syntax_error(path, exc, "using the built-in models only until it is fixed"))
             return []

@@ -29,6 +29,8 @@ import typing
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal, TypeVar
 
+from .json_input import parse_json
+
 W = TypeVar("W", bound="WireModel")
 Decoder = Callable[[Any], Any]
 
@@ -221,7 +223,7 @@ class WireModel:
     @classmethod
     def model_validate_json(cls: type[W], text: str | bytes) -> W:
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except ValueError as exc:
             raise WireError("", f"not valid JSON ({exc})") from None
         return cls.model_validate(data)

@@ -242,6 +242,7 @@ def parse_args(argv: list[str]) -> CliArgs:
             near = difflib.get_close_matches(name, KNOWN_OPTIONS, n=1, cutoff=0.5)
             shown = arg if arg.isprintable() else repr(arg)
             raise UsageError(f"unknown option {shown}" + (f"; did you mean {near[0]}?" if near else " (see wolli --help)"))
+    _check_values(args)
     if args.mode is not None and args.mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {args.mode!r}")
     if args.thinking is not None and args.thinking not in THINKING:
@@ -254,6 +255,28 @@ def parse_args(argv: list[str]) -> CliArgs:
         except ModeError as exc:
             raise UsageError(f"--permission-mode: {exc}") from None
     return args
+
+
+# Options that name something: an empty value (``--model "$MODEL"`` with MODEL unset) would
+# quietly mean "not given" and pick another model, provider, key or agent, or every tool.
+_NAMING_FLAGS = {"--agent": "agent", "--provider": "provider", "--model": "model", "--api-key": "api_key",
+                 "--tools": "tools"}
+
+
+def _check_values(args: CliArgs) -> None:
+    for option, attribute in _NAMING_FLAGS.items():
+        value = getattr(args, attribute)
+        if value is not None and not value.strip():
+            hint = " (--no-tools for none)" if option == "--tools" else ""
+            raise UsageError(f"{option} needs a value, not an empty string{hint}")
+    if args.no_tools and args.tools is not None:
+        raise UsageError("--tools and --no-tools contradict each other: give one of them")
+    if args.continue_ and args.session is not None:
+        raise UsageError("--continue and --session contradict each other: give one of them")
+    if args.no_session and (args.session is not None or args.continue_):
+        # Opening a session file would write to it: --no-session promises nothing on disk.
+        raise UsageError(f"{'--session' if args.session is not None else '--continue'} and --no-session "
+                         "contradict each other: give one of them")
 
 
 def startup_request(args: CliArgs, mode: ExtensionMode) -> StartupRequest:
@@ -323,6 +346,14 @@ def _text_argument(value: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    import os
+
+    try:
+        os.getcwd()  # sessions, project files and relative paths all start here
+    except FileNotFoundError:
+        print("wolli: the current folder no longer exists (deleted or moved away); "
+              "cd into a folder and run it again", file=sys.stderr)
+        return 1
     if argv[:1] == ["mcp"]:  # ``wolli mcp list|login NAME``
         from .mcp import run_mcp_command
 
@@ -401,6 +432,12 @@ def _run_mode(args: CliArgs) -> int:
     mode: ExtensionMode = args.mode or ("print" if args.print_ else "plain" if args.plain else "tui")
     if mode == "tui" and args.mode is None and _terminal_is_dumb():
         mode = "plain"  # the full-screen app cannot draw here (Emacs' shell, TERM=dumb)
+    if sys.stdout is None:  # started with descriptor 1 closed (``wolli -p ... >&-``)
+        # Refused before anything is sent: the answer would be lost, and the first file
+        # opened would take descriptor 1 and receive what was meant for stdout.
+        print("wolli: stdout is closed: there is nowhere to write the answer "
+              "(redirect it to a file or to /dev/null instead)", file=sys.stderr)
+        return 1
     if args.resume and not args.session and mode != "plain" and (
             mode != "tui" or not (sys.stdin.isatty() and sys.stdout.isatty())):  # the line mode lists sessions itself
         from ..modes.headless.one_shot import explain_resume

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..base.json_input import parse_json
 from ..base.text_safety import terminal_safe
 
 USAGE_TEXT = """\
@@ -188,7 +189,7 @@ def _import(words: list[str], settings, home: Path) -> int:  # type: ignore[no-u
     if not hooks:
         _warn(f"{path}: no command hooks to import")
         return 1
-    data = json.loads(path.read_text("utf-8"))
+    data = parse_json(path.read_text("utf-8"))
     settings.update({"claudeHooks": data["hooks"]})
     events = sorted({h.event for h in hooks})
     _say(f"Imported {len(hooks)} hook(s) ({', '.join(events)}) from {path} into {home / 'settings.json'} (claudeHooks).")

@@ -12,6 +12,7 @@ import difflib
 import json
 from pathlib import Path
 
+from ..base.json_input import parse_json
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from .errors import config_error, json_syntax_error, locate
 from .keys import KeySpecError, canonical, event_canonical, parse_key
@@ -162,7 +163,7 @@ def load_keybindings(path: Path) -> tuple[dict[str, list[str]], list[str]]:
     if not text.strip():
         return {}, []
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as exc:
         return {}, [json_syntax_error(path, exc, "using the default keys until it is fixed")]
     if not isinstance(data, dict):

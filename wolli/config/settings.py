@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from ..base.json_input import parse_json
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from . import paths
 from .errors import config_error, json_syntax_error, locate
@@ -89,7 +90,7 @@ def read_json_file(path: Path, errors: list[str], *, validate: bool = True) -> d
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as exc:
         errors.append(json_syntax_error(path, exc, "ignoring the whole file until it is fixed"))
         return {}

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.json_input import parse_json
 from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 
 TOKENS: tuple[str, ...] = (
@@ -149,7 +150,7 @@ def parse_theme(data: object, path: str | None, fallback: ThemeSpec | None = Non
 def builtin_theme(name: str) -> ThemeSpec:
     """A theme shipped with Wolli (``dark``, ``light``)."""
     path = BUILTIN_DIR / f"{name}.json"
-    return parse_theme(json.loads(path.read_text("utf-8")), str(path))
+    return parse_theme(parse_json(path.read_text("utf-8")), str(path))
 
 
 def theme_folders(agent_home: Path) -> list[Path]:
@@ -172,7 +173,7 @@ def discover_themes(folders: list[Path]) -> tuple[dict[str, ThemeSpec], list[str
             continue
         for file in files:
             try:
-                data = json.loads(read_text_capped(file, CONFIG_FILE_LIMIT))
+                data = parse_json(read_text_capped(file, CONFIG_FILE_LIMIT))
             except (OSError, UnicodeDecodeError) as exc:
                 problems.append(f"{file}: cannot read it ({exc}); theme skipped")
                 continue

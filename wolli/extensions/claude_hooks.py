@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..base.json_input import parse_json
 from ..packages.claude_hooks import CommandHook
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class HookRun:
         if self.code != 0 or not text.startswith("{"):
             return None
         try:
-            found = json.loads(text)
+            found = parse_json(text)
         except ValueError:
             return None
         return found if isinstance(found, dict) else None

@@ -216,6 +216,8 @@ class PermissionsView(Protocol):
 class HandlerTable(Protocol):
     """The host's handlers of session events (``runtime.handlers.channel.HandlerRegistry``)."""
 
+    timeout_s: float | None  # settings ``extensionTimeoutMs``: async extension code's time budget
+
     def add(
         self, event: str, fn: Callable[..., Any], *, owner: str = "runtime", rank: int = 0, priority: int = 0,
         fail_open: bool = False,

@@ -15,8 +15,9 @@ typo saved mid-edit does not switch a working extension off; the error says so.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -314,11 +315,32 @@ class ExtensionManager:
         api = ExtensionAPI(self.registry, record, self.host)
         try:
             result = factory(api)
-            if inspect.isawaitable(result):
-                await result
+            if inspect.isawaitable(result) and not (await self._within_budget(result))[0]:
+                return self._too_slow(source, "extension(wolli)")
         except Exception as exc:
             return describe_failure(exc, source)
         return None
+
+    async def _within_budget(self, work: Awaitable[object]) -> tuple[bool, object]:
+        """Await an async factory with the handlers' time budget: one that never returns
+        would otherwise hold every start (and ``wolli --help``) forever. (False, None): it
+        ran out; else (True, what it returned)."""
+        budget = self.host.handlers.timeout_s
+        if budget is None:
+            return True, await work
+        limit = asyncio.timeout(budget)
+        try:
+            async with limit:
+                return True, await work
+        except TimeoutError:
+            if limit.expired():
+                return False, None
+            raise  # the factory's own TimeoutError: reported as its failure
+
+    def _too_slow(self, source: ExtensionSource, what: str) -> str:
+        where = source.path if source.path is not None else source.label
+        return (f"{where}: {what} did not finish within {self.host.handlers.timeout_s:g} s and was cancelled "
+                "(extensionTimeoutMs)")
 
     async def _load_tool_factories(self, cwd: str, first_rank: int) -> None:
         """``tools/*/__init__.py``, ``customTools``, ``--tool``: each ``factory(api)``'s tools."""
@@ -348,7 +370,10 @@ class ExtensionManager:
             try:
                 result = factory(api)
                 if inspect.isawaitable(result):
-                    result = await result
+                    done, result = await self._within_budget(result)
+                    if not done:
+                        self._fail(record, self._too_slow(source, "factory(api)"))
+                        continue
                 definitions = [split_on_session(d) for d in tools_from_factory_result(result)]
                 tools = [(as_tool(d, record.name), on_session) for d, on_session in definitions]
             except Exception as exc:

@@ -196,6 +196,10 @@ class ExtensionRegistry:
     # ------------------------------------------------------------------ tools
 
     def add_tool(self, record: ExtensionRecord, tool: ToolDefinition) -> None:
+        earlier = next((r.name for r in self.records if r is not record and tool.name in r.tools
+                        and any(t.name == tool.name for t in self.tools)), None)
+        if earlier is not None:  # said, as for flags and shortcuts: one extension's tool silently gone is a puzzle
+            self.warn(record, f"tool {tool.name} was already registered by {earlier}; the later one wins")
         self.tools[:] = [t for t in self.tools if t.name != tool.name]
         self.tools.append(tool)
         if tool.name not in record.tools:

@@ -11,11 +11,11 @@ file uses.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Literal
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_capped
 from ..config.file_lock import locked
 from ..config.settings import write_json_atomic
@@ -36,7 +36,7 @@ class Approvals:
 
     def _read(self) -> dict[str, dict[str, str]]:
         try:
-            data = json.loads(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
+            data = parse_json(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         projects = data.get("projects") if isinstance(data, dict) else None

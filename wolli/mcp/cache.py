@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_capped
 from ..config.file_lock import locked
 from ..config.settings import write_json_atomic
@@ -86,7 +87,7 @@ class OfferCache:
         if self.path is None:
             return {}
         try:
-            data = json.loads(read_capped(self.path, MAX_FILE_BYTES).decode("utf-8"))
+            data = parse_json(read_capped(self.path, MAX_FILE_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("servers"), dict):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_text_capped
 from ..config.errors import config_error, json_syntax_error, locate
 from .types import Scope, ServerConfig
@@ -82,7 +83,7 @@ def parse_text(text: str, where: str, scope: Scope, environ: Mapping[str, str] |
     if not text.strip():
         return out
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as exc:
         out.errors.append(json_syntax_error(where, exc, "no MCP servers from it until it is fixed"))
         return out

@@ -16,7 +16,6 @@ OAuth client provider, wired in :mod:`.sdk`. This module holds what is Wolli's:
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import urllib.parse
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_capped
 from ..config import paths
 from ..config.file_lock import locked
@@ -60,7 +60,7 @@ class TokenStore:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
+            data = parse_json(read_capped(self.path, _MAX_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

@@ -9,11 +9,11 @@ Running them is :mod:`wolli.runtime.handlers.claude_hooks`.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_text_capped
 
 # The events Wolli runs; others are reported once as not supported.
@@ -90,7 +90,7 @@ def parse_hooks(data: object, where: str, plugin_root: str | None = None) -> tup
 def read_hooks_file(path: Path, plugin_root: str | None = None) -> tuple[list[CommandHook], list[str]]:
     """A ``hooks.json`` or a Claude Code ``settings.json``: its ``hooks`` object."""
     try:
-        data = json.loads(read_text_capped(path, _LIMIT))
+        data = parse_json(read_text_capped(path, _LIMIT))
     except FileNotFoundError:
         return [], [f"{path}: no such file"]
     except (OSError, ValueError) as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_text_capped
 from .claude_hooks import CommandHook, parse_hooks, read_hooks_file
 
@@ -48,7 +49,7 @@ class ClaudePlugin:
 def read_manifest(root: Path) -> dict[str, Any]:
     path = root / MANIFEST
     try:
-        data = json.loads(read_text_capped(path, _LIMIT))
+        data = parse_json(read_text_capped(path, _LIMIT))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot be read as JSON ({exc})") from None
     if not isinstance(data, dict):

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
+from ..base.json_input import parse_json
+from ..base.safe_files import CONFIG_FILE_LIMIT, read_text_capped
 from ..config.settings import Settings
 from .claude_plugin import is_plugin, read_manifest, read_plugin
 from .environment import ManagedEnvironment, Output, packages_dir
@@ -164,6 +166,8 @@ class PackageManager:
 
     def _install_python(self, source: Source, folder: Path | None, commit: str | None, index_url: str | None,
                         upgrade: bool, enabled: bool) -> InstallResult:
+        if folder is not None:
+            _check_pyproject(folder)  # before the venv and the installer: their traceback says less
         self.env.create(self.output)
         before = {canonical_name(d.metadata["Name"]): d.version for d in installed_distributions(self.env.site_packages)}
         if source.kind == "git":
@@ -357,6 +361,27 @@ def _pip_git_url(url: str) -> str:
     return f"ssh://{match.group(1)}/{match.group(2)}" if match else url
 
 
+def _check_pyproject(folder: Path) -> None:
+    """A project folder's ``pyproject.toml`` that cannot be built: one line naming the file.
+    Broken TOML made pip print its own traceback; a ``[project]`` table without a ``name``
+    was built by setuptools as the distribution ``UNKNOWN`` and recorded as such."""
+    path = folder / "pyproject.toml"
+    try:
+        text = read_text_capped(path, CONFIG_FILE_LIMIT)
+    except FileNotFoundError:
+        return  # a setup.py project: the installer knows what to do with it
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackageError(f"{path}: cannot be read ({exc}); nothing was installed") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PackageError(f"{path}: not valid TOML ({exc}); nothing was installed") from None
+    project = data.get("project")
+    if project is not None and not (isinstance(project, dict) and isinstance(project.get("name"), str)
+                                    and project["name"].strip()):
+        raise PackageError(f"{path}: the [project] table needs a name (name = \"...\"); nothing was installed")
+
+
 def _project_name(path: Path) -> str | None:
     """The distribution name of a project folder, a wheel or an sdist, without building it."""
     if path.is_dir():
@@ -404,10 +429,9 @@ def _orphans(removing: str, remaining: list[str], site_packages: Path) -> list[s
 
 
 def _server_names(text: str | None) -> list[str]:
-    import json
 
     try:
-        servers = json.loads(text).get("mcpServers") if text else None
+        servers = parse_json(text).get("mcpServers") if text else None
     except (ValueError, AttributeError):
         return []
     return sorted(servers) if isinstance(servers, dict) else []

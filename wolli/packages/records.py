@@ -17,13 +17,13 @@ content hash, so an agent home copied to another machine gets the same code.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.json_input import parse_json
 from ..base.safe_files import read_text_capped
 from ..config.settings import write_json_atomic
 from .sources import canonical_name
@@ -112,7 +112,7 @@ def lock_path(agent_home: Path) -> Path:
 
 def read_lock(agent_home: Path) -> Lock | None:
     try:
-        data = json.loads(read_text_capped(lock_path(agent_home), _LOCK_LIMIT))
+        data = parse_json(read_text_capped(lock_path(agent_home), _LOCK_LIMIT))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -156,7 +156,7 @@ def direct_url(dist: Distribution) -> dict[str, Any] | None:
     if not text:
         return None
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

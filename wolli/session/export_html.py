@@ -14,6 +14,7 @@ import datetime as _dt
 import json
 import os
 import re
+import stat
 import tempfile
 from html import escape
 from pathlib import Path
@@ -95,6 +96,18 @@ def export_session_html(
     if target.resolve() == source.resolve():
         raise ValueError(f"Refusing to overwrite the session file itself ({source}); pick another output path.")
     html = render_session_html(loaded, source)
+    try:
+        mode: int | None = os.stat(target).st_mode  # through symlinks: /dev/stdout is one
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # A device, FIFO or socket (``/dev/stdout``): written into, never replaced. The
+        # rename below would swap the node itself for a regular file (as root: /dev/full).
+        with open(target, "w", encoding="utf-8", errors="replace", newline="\n") as stream:
+            stream.write(html)
+        return target
+    if target.is_symlink():
+        target = target.resolve()  # write where the link points, keeping the link
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

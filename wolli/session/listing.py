@@ -13,7 +13,6 @@ Results are cached per process by (size, mtime) so repeated listings cost one ``
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import mmap
 import os
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
+from ..base.json_input import parse_json
 from ..base.records import record
 from ..base.safe_files import open_regular
 from ..config.paths import cwd_slug, sessions_dir
@@ -86,7 +86,7 @@ def _load_line(buf: _Buffer, start: int) -> dict[str, Any] | None:
     if line is None:
         return None
     try:
-        data = json.loads(line.decode("utf-8"))
+        data = parse_json(line.decode("utf-8"))
     except ValueError:  # includes UnicodeDecodeError
         return None
     return data if isinstance(data, dict) else None
@@ -145,7 +145,7 @@ def _fold_tags(buf: _Buffer) -> dict[str, str]:
 def _read_header(line: bytes) -> dict[str, Any] | None:
     """The header fields listing needs, checked by hand (cheaper than the pydantic model)."""
     try:
-        data = json.loads(line.decode("utf-8"))
+        data = parse_json(line.decode("utf-8"))
     except ValueError:
         return None
     if not isinstance(data, dict) or data.get("type") != "session":

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...base.json_input import parse_json
+
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -85,6 +87,6 @@ def decode_record(line: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"the line is not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text)
+        return parse_json(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON: {exc.msg} at column {exc.colno}") from None

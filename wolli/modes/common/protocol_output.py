@@ -9,14 +9,13 @@ worker thread while the loop streams events.
 
 from __future__ import annotations
 
-import io
 import os
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
 from .framing import encode_record
+from .stdout_divert import divert_stdout
 
 
 class RecordSink(Protocol):
@@ -36,14 +35,7 @@ class ProtocolOutput:
     @classmethod
     def take_stdout(cls) -> ProtocolOutput:
         """Own the real stdout; everything else written to descriptor 1 goes to stderr."""
-        sys.stdout.flush()
-        private = os.dup(1)
-        os.set_inheritable(private, False)
-        os.dup2(2, 1)
-        sys.stdout = io.TextIOWrapper(
-            os.fdopen(1, "wb", closefd=False), encoding="utf-8", errors="replace", line_buffering=True
-        )
-        return cls(os.fdopen(private, "wb", buffering=0))
+        return cls(os.fdopen(divert_stdout(), "wb", buffering=0))
 
     def send(self, record: object) -> None:
         """Write one record (a dict) as one line; silently nothing once the reader is gone."""

@@ -27,6 +27,8 @@ class JsonEventWriter:
         self.on_closed = on_closed
         self.full_updates = full_updates
         self.closed = False
+        # Why stdout stopped taking lines when it was not the reader leaving (a full disk).
+        self.failure: str | None = None
         self._dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
     def write(self, value: object) -> None:
@@ -36,8 +38,10 @@ class JsonEventWriter:
         try:
             self.out.write(line + "\n")
             self.out.flush()
-        except BrokenPipeError:
+        except OSError as exc:  # BrokenPipeError: the reader left; anything else: stdout failed
             self.closed = True
+            if not isinstance(exc, BrokenPipeError):
+                self.failure = exc.strerror or str(exc)
             silence(self.out)
             if self.on_closed is not None:
                 self.on_closed()

@@ -139,6 +139,7 @@ def extension_options_help(args: OneShotArgs) -> str:
     from ...runtime.host.agent_host import AgentHost
 
     host = AgentHost(args.agent, mode="print")
+    host.apply_handler_timeout()  # an async extension() that never returns must not hold --help
     host.extensions.configure(settings_paths=configured, cli_paths=args.extensions)
     for problem in asyncio.run(host.extensions.load(cwd)):
         print(f"wolli: {problem}", file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 from ...base.text_safety import terminal_safe
 from ...runtime.startup.start import StartupRequest
 from ..common.run import run_sync, say
+from ..common.stdout_divert import answer_stdout
 from .run import BROKEN_PIPE, HeadlessRun
 
 if TYPE_CHECKING:
@@ -62,6 +63,11 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 async def _print(request: StartupRequest) -> int:
+    with answer_stdout() as out:
+        return await _print_to(request, out)
+
+
+async def _print_to(request: StartupRequest, out: TextIO) -> int:
     reporter = StderrReporter()
     run = HeadlessRun(request, [reporter])
     interrupted = await run.run()
@@ -76,23 +82,34 @@ async def _print(request: StartupRequest) -> int:
             say(last.error_message or last.stop_reason)
         return 1
     text = last.text()
-    if sys.stdout.isatty():  # the answer is data: on a terminal its escape sequences are shown, not obeyed
+    if out.isatty():  # the answer is data: on a terminal its escape sequences are shown, not obeyed
         text = terminal_safe(text)
     try:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+        out.write(text if text.endswith("\n") else text + "\n")
+        out.flush()
     except BrokenPipeError:  # ``wolli -p ... | head -1``: the reader has what it wanted
         from .json_mode import silence
 
-        silence(sys.stdout)
+        silence(out)
         return BROKEN_PIPE
+    except OSError as exc:  # ``> /dev/full``, a disk that filled up: the answer is only in the session
+        from .json_mode import silence
+
+        say(f"cannot write the answer to stdout: {exc.strerror or exc}")
+        silence(out)
+        return 1
     return 0
 
 
 async def _json(request: StartupRequest, full_updates: bool) -> int:
+    with answer_stdout() as out:
+        return await _json_to(request, full_updates, out)
+
+
+async def _json_to(request: StartupRequest, full_updates: bool, out: TextIO) -> int:
     from .json_mode import JsonEventWriter
 
-    writer = JsonEventWriter(full_updates=full_updates)
+    writer = JsonEventWriter(out, full_updates=full_updates)
     # Nobody reads the events any more (``| head``): stop the run like an interrupt.
     run = HeadlessRun(request, [writer], stopped=lambda: writer.closed,
                       before_start=lambda session: writer.write(session.session_manager.get_header()))
@@ -100,6 +117,9 @@ async def _json(request: StartupRequest, full_updates: bool) -> int:
     interrupted = await run.run()
     if interrupted is not None:
         return interrupted
+    if writer.failure is not None:
+        say(f"cannot write events to stdout: {writer.failure}")
+        return 1
     if writer.closed:
         return BROKEN_PIPE
     last = run.last_answer

@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+from ...base.json_input import parse_json
+
 LIMIT = 500
 # The file is read from its end, at most this much (a pasted novel stays one entry).
 READ_LIMIT = 16 * 1024 * 1024
@@ -37,7 +39,7 @@ class PromptHistory:
         out: list[str] = []
         for line in lines:
             try:
-                value = json.loads(line)
+                value = parse_json(line)
             except json.JSONDecodeError:
                 continue
             if isinstance(value, str) and value.strip():

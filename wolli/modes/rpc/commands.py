@@ -169,8 +169,26 @@ def _images(cmd: dict[str, Any]) -> list[ImageContent]:
         if not isinstance(block, dict) or not isinstance(block.get("data"), str) \
                 or not isinstance(block.get("mimeType"), str):
             raise CommandError(f"{cmd['type']}: images[{index}] needs a base64 string 'data' and a 'mimeType'")
+        _check_image(cmd["type"], index, block["data"], block["mimeType"])
         out.append(ImageContent(data=block["data"], mime_type=block["mimeType"]))
     return out
+
+
+def _check_image(command: str, index: int, data: str, mime_type: str) -> None:
+    """An image no provider takes is refused here: stored in the session, it would make
+    every later request of that session fail (the provider's 400 each time)."""
+    import binascii
+
+    from ...runtime.startup.attachments import IMAGE_TYPES
+
+    known = sorted(set(IMAGE_TYPES.values()))
+    if mime_type not in known:
+        raise CommandError(f"{command}: images[{index}]: 'mimeType' must be one of {', '.join(known)}, "
+                           f"not {mime_type!r}")
+    try:
+        binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError):
+        raise CommandError(f"{command}: images[{index}]: 'data' is not valid base64") from None
 
 
 def _behavior(cmd: dict[str, Any]) -> StreamingBehavior | None:
@@ -322,6 +340,8 @@ async def switch_session(server: RpcServer, cmd: dict[str, Any]) -> Reply:
     import os
 
     path = _text(cmd, "sessionPath")
+    if not path.strip():
+        raise CommandError("switch_session: 'sessionPath' must name a session file or id, not be empty")
     if (path.endswith(".jsonl") or os.sep in path) and not os.path.isfile(os.path.join(server.session.cwd, path)):
         raise CommandError(f"switch_session: cannot open {path}: there is no session file there")
     await _stop_run(server)

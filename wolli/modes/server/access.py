@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import os
 import secrets
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ...base.json_input import parse_json
 
 TOKEN_FILE = "server.token"
 SOCKET_FILE = "server.sock"
@@ -119,7 +120,7 @@ def read_info(home: Path) -> dict[str, Any] | None:
     """What the running server wrote about itself (pid, version, socket), if anything."""
     try:
         with open(home / INFO_FILE, encoding="utf-8") as file:
-            value = json.loads(file.read(65536))
+            value = parse_json(file.read(65536))
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

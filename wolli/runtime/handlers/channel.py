@@ -170,7 +170,22 @@ def _fields(result: object, event: str, owner: str, report: Report) -> dict[str,
                 hint = f" (did you mean {near[0]!r}?)" if near else f" (known: {', '.join(sorted(allowed))})"
                 report(owner, event, f"unknown key {key!r} in the {event} result{hint}; it was ignored")
         return out
+    if isinstance(result, (str, bytes, int, float, list, tuple, set)):  # bool is an int
+        # A plain value has none of the keys: without a word, ``return True`` meant as
+        # "block" in a tool_call gate would let the call through in silence.
+        shown = repr(result) if len(repr(result)) <= 40 else repr(result)[:39] + "…"
+        report(owner, event, f"returned {type(result).__name__} {shown} instead of a dict "
+                             f"({', '.join(sorted(allowed))}) or None; it was ignored")
+        return None
     return {key: getattr(result, key) for key in allowed if getattr(result, key, None) is not None}
+
+
+def _custom_message_like(value: object) -> bool:
+    """What ``prompting.to_custom_message`` can turn into a message: a dict or an object
+    with a ``custom_type``."""
+    if isinstance(value, dict):
+        return "custom_type" in value or "customType" in value
+    return hasattr(value, "custom_type")
 
 
 def _snake(name: str) -> str:
@@ -312,13 +327,19 @@ class Dispatcher:
             found = _fields(result, "context", handler.owner, self.report) if ok else None
             if found and isinstance(found.get("messages"), list):
                 event.messages = found["messages"]
+            elif found and found.get("messages") is not None:
+                self.report(handler.owner, "context", f"'messages' must be a list, not "
+                                                      f"{type(found['messages']).__name__}; it was ignored")
         return event.messages
 
     async def before_provider_request(self, event: BeforeProviderRequestEvent, ctx: ContextView) -> object:
         for handler in self.registry.for_event("before_provider_request"):
             ok, result = await self._call(handler, event, ctx)
-            if ok and result is not None:
+            if ok and isinstance(result, dict):
                 event.payload = result
+            elif ok and result is not None:  # the provider would drop it in silence (ai/payload_hook.py)
+                self.report(handler.owner, "before_provider_request", f"returned {type(result).__name__} instead "
+                                                                      "of a payload dict or None; it was ignored")
         return event.payload
 
     async def before_agent_start(self, event: BeforeAgentStartEvent, ctx: ContextView) -> AgentStartDecision:
@@ -330,10 +351,20 @@ class Dispatcher:
                 continue
             for key in ("message", "messages"):
                 value = found.get(key)
-                if value is not None:
-                    decision.messages.extend(value if isinstance(value, list) else [value])
-            if isinstance(found.get("system_prompt"), str):
-                event.system_prompt = decision.system_prompt = found["system_prompt"]
+                for item in (value if isinstance(value, list) else [] if value is None else [value]):
+                    if _custom_message_like(item):
+                        decision.messages.append(item)
+                    else:  # said here, where the handler is known, not later when the run starts
+                        what = "a dict without custom_type" if isinstance(item, dict) else type(item).__name__
+                        self.report(handler.owner, "before_agent_start",
+                                    f"'{key}' holds {what}, not a custom message (a dict with custom_type "
+                                    "and content); it was skipped")
+            system_prompt = found.get("system_prompt")
+            if isinstance(system_prompt, str):
+                event.system_prompt = decision.system_prompt = system_prompt
+            elif system_prompt is not None:
+                self.report(handler.owner, "before_agent_start", f"'system_prompt' must be a string, not "
+                                                                 f"{type(system_prompt).__name__}; it was ignored")
         return decision
 
     async def message_end(self, event: MessageEndEvent, ctx: ContextView, parse: Callable[[Any], Any]) -> object:

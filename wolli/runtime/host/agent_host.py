@@ -426,6 +426,8 @@ class AgentHost:
         return session
 
     async def resume_session(self, ref: str) -> LiveSession:
+        if not ref.strip():  # an empty reference would silently open a new session instead
+            raise LookupError("no session file or id was given")
         cwd = self.active.cwd if self.active else os.getcwd()
         session, _ = await self.load_session(SessionOptions(cwd=cwd, session=ref))
         if session is not self.active:

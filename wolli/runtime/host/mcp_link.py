@@ -115,6 +115,7 @@ class McpLink:
         if wait or wait_known:
             self._waited.update(manager.servers)
             await manager.wait_settled(manager.startup_timeout(), known_too=wait_known)
+            await self._say_not_ready(list(manager.servers))
 
     def _start_after_first_request(self, session: LiveSession) -> None:
         """Start the servers once the first answer has been coming for
@@ -239,7 +240,19 @@ class McpLink:
             self._waited.update(pending)  # once: a server that keeps hanging does not hold every prompt
             await self._notice("info", f"waiting for MCP servers to start: {', '.join(pending)}")
             await manager.wait_settled(manager.startup_timeout(), known_too=False)
+            await self._say_not_ready(pending)
         return await expand_references(manager, text) if "@" in text else text
+
+    async def _say_not_ready(self, names: list[str]) -> None:
+        """The servers among ``names`` that the start-up wait gave up on: one line each, or the
+        request goes out without their tools in silence (a server that never answers the
+        handshake, e.g. one writing only non-protocol text to stdout)."""
+        manager = self.manager
+        for name in names:
+            server = manager.servers.get(name)
+            if server is not None and server.state == "connecting" and server.known is None:
+                await self._notice("warning", f"MCP server {name}: no answer to the MCP handshake within "
+                                              f"{manager.startup_timeout():g} s; going on without its tools for now")
 
     def report(self) -> str:
         text = report(self.manager.snapshot(), search=self.search_summary())

@@ -364,7 +364,11 @@ def _configure_permissions(host: AgentHost, request: StartupRequest, warnings: l
 
 def _check_session_reference(ref: str | None) -> None:
     """``--session`` naming a file that is not there is a mistake (a typo, the wrong
-    folder), not a request for a new session: say so, and create nothing."""
+    folder), not a request for a new session: say so, and create nothing. An empty value
+    (``--session "$ID"`` with ``ID`` unset) names nothing either."""
+    if ref is not None and not ref.strip():
+        raise StartupError("--session needs a session file or id, not an empty value "
+                           "(wolli -r lists them)", USAGE)
     if not ref or os.path.exists(os.path.expanduser(ref)):
         return
     if ref.endswith(".jsonl") or os.sep in ref or (os.altsep and os.altsep in ref):

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ...base.durable import sync_folder
+from ...base.json_input import parse_json
 from .blobs import BlobStore
 
 TEMP_PREFIX = ".wolli-restore-"
@@ -142,7 +143,7 @@ def recover(store: BlobStore) -> list[str]:
     done: list[str] = []
     for journal in journals:
         try:
-            data = json.loads(journal.read_text("utf-8"))
+            data = parse_json(journal.read_text("utf-8"))
         except (OSError, ValueError):
             _remove(journal)
             continue
@@ -196,7 +197,7 @@ def _record_pending(path: Path) -> list[str]:
     from ..entries import CheckpointEntry, new_entry_id
 
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = parse_json(path.read_text("utf-8"))
         session_file = data["sessionFile"]
         calls = [c for c in data["calls"] if isinstance(c, dict) and isinstance(c.get("files"), list)]
         parent = _last_entry_id(session_file)  # they follow whatever the file ends with
@@ -233,7 +234,7 @@ def _last_entry_id(session_file: str) -> str | None:
             whole = lines if window >= size else lines[1:]  # the first piece may be a line's end
             for line in reversed(whole):
                 try:
-                    data = json.loads(line)
+                    data = parse_json(line)
                 except ValueError:
                     continue
                 if isinstance(data, dict) and data.get("type") != "session" and isinstance(data.get("id"), str):

@@ -1,0 +1,37 @@
+"""RPC images that no provider can take are refused at the door, not stored in the session.
+
+Found by hand: ``prompt`` with ``images: [{"data": "!!!notbase64", "mimeType": "image/png"}]``
+(or ``"mimeType": "text/html"``) was accepted, written into the session and sent; a real
+provider answers such a request with a 400, and since the image stays in the context every
+later prompt of that session fails the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.rpc import MODEL, start_client, write_models
+from wolli.rpc_client import RpcError
+
+PNG_1X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+@pytest.fixture
+def models(wolli_home: Path, loopback) -> None:
+    write_models(wolli_home, loopback.url + "/v1")
+
+
+@pytest.mark.parametrize(("image", "error"), [
+    ({"type": "image", "data": "!!!not base64", "mimeType": "image/png"}, "images[0]: 'data' is not valid base64"),
+    ({"type": "image", "data": PNG_1X1, "mimeType": "text/html"},
+     "images[0]: 'mimeType' must be one of image/gif, image/jpeg, image/png, image/webp, not 'text/html'"),
+])
+def test_a_bad_image_is_refused_and_nothing_is_sent(project, wolli_home, loopback, models, image, error):
+    with start_client(project, *MODEL) as client:
+        with pytest.raises(RpcError) as refused:
+            client.request({"type": "prompt", "message": "look", "images": [image]})
+        assert str(refused.value).endswith(f"prompt: {error}")
+        assert client.get_state()["messageCount"] == 0
+    assert loopback.requests == []
