@@ -54,12 +54,6 @@ def test_a_symlink_is_kept_and_its_target_written(project, session, tmp_path):
     assert link.is_symlink() and "worth exporting" in real.read_text()
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
-def test_a_device_that_refuses_the_page_is_an_error(project, session):
-    # Only run with the fix in place on a machine where /dev/full is the device: the old
-    # code replaced the node itself when run as root.
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
-    result = wolli(["--export", str(session), "/dev/full"], project)
-    assert result.returncode == 1
-    assert result.stderr.strip() == "wolli: export failed: [Errno 28] No space left on device"
-    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+# No case writes to a real device (/dev/full): the old code, run as root, replaced the node
+# itself, and a regression must not be able to damage the machine the tests run on. The FIFO
+# above is the same path through the code (a special file is written into).
