@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 
 from tests.support.waiting import wait_until
@@ -183,3 +184,30 @@ async def test_the_working_row_counts_the_seconds_the_model_has_been_silent(make
         await pilot.press("escape")
         await wait_until(lambda: session.is_idle(), 5, "the abort")
         assert app.working.waiting_since is None
+
+
+@pytest.mark.parametrize("keys", [("ctrl+c", "ctrl+c"), ("ctrl+d",)], ids=["ctrl+c twice", "ctrl+d"])
+async def test_quitting_while_an_answer_streams_saves_what_had_arrived(make_app, faux, keys):
+    # Textual cancels the app's workers, the run among them, as it closes: quitting must stop
+    # the run first, as Esc does, or the part of the answer on screen is gone after --continue.
+    from wolli.session.manager import SessionManager
+
+    app = make_app()
+    async with running(app) as pilot:
+        faux.tokens_per_second = 40
+        faux.push(" ".join(f"w{i}" for i in range(400)))
+        await type_and_send(pilot, "start")
+        session = app.controller.session
+        path = session.session_manager.get_session_file()
+
+        def streamed() -> str:
+            partial = session.agent.state.stream_message
+            return "".join(getattr(part, "text", "") for part in partial.content) if partial else ""
+
+        await wait_until(lambda: "w5 " in streamed(), 5, "a few words streamed")
+        await pilot.press(*keys)
+        await wait_until(lambda: not app.is_running, 10, "the app to quit")
+    messages = SessionManager.open(path).build_session_context().messages
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[-1].stop_reason == "aborted"
+    assert "w5" in messages[-1].content[0].text

@@ -12,7 +12,7 @@ which is None remotely (docs/server.md says what an attached client cannot do).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -82,6 +82,12 @@ class ClientRuntime(Protocol):
     async def start(self) -> None: ...
 
     async def shutdown(self) -> None: ...
+
+    def settle_before_exit(self) -> Awaitable[None] | None:
+        """The app is about to close, and closing cancels its workers, a run among them.
+        What to await first so nothing is lost (the in-process runtime stops a run still
+        going and waits for its partial answer to be saved), or None: close at once."""
+        ...
 
     async def send(self, text: str, *, follow_up: bool = False, images: list[ImageContent] | None = None) -> None:
         """What the user typed: a built-in command, ``!cmd``, a steer or follow-up while the

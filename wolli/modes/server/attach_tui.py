@@ -288,6 +288,9 @@ class RemoteRuntime:
         if not self._closing:
             self.app.add_notice("Gave up reconnecting: start the server again and run wolli attach.", "error")
 
+    def settle_before_exit(self) -> None:
+        return None  # the session runs on, on the server
+
     async def shutdown(self) -> None:
         self._closing = True
         if self._link is not None:

@@ -11,7 +11,7 @@ every other ``/name`` goes to the session (extension commands, templates, skills
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -42,6 +42,10 @@ class ControlledApp(AppWithUI, Protocol):
     @property
     def front(self) -> TuiFront: ...
     def fill_in_history(self, first: object) -> None: ...
+
+# How long quitting waits for a stopped run to save its partial answer (the signal route
+# kills the process 5 s after a signal, whatever is running).
+EXIT_GRACE_S = 3.0
 
 
 class TuiController:
@@ -331,9 +335,26 @@ class TuiController:
             self.app.notify(f"Model: {model_key(model)}", timeout=2)
         self.app.refresh_footer()
 
+    def settle_before_exit(self) -> Awaitable[None] | None:
+        """A run still going is stopped as Esc stops it, and awaited (bounded: the signal
+        route ends the process after its own grace period anyway), so the partial answer and
+        finished tool results reach the session file before the app cancels the run."""
+        session = self.session
+        if session is None or session.is_idle():
+            return None
+        self.abort()
+        return _bounded(session.wait_for_idle(), EXIT_GRACE_S)
+
     async def shutdown(self) -> None:
         if self.startup is not None:
             await self.startup.host.shutdown("quit")
+
+
+async def _bounded(waiting: Coroutine[object, object, None], seconds: float) -> None:
+    try:
+        await asyncio.wait_for(waiting, seconds)
+    except TimeoutError:
+        pass
 
 
 def first_run_help(host: AgentHost) -> str:
