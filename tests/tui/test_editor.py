@@ -73,6 +73,21 @@ async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
         assert faux.contexts[-1].messages[-1].content == pasted + " explain"
 
 
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["CR", "CRLF"])
+async def test_a_long_paste_with_terminal_line_ends_collapses_and_is_sent_with_newlines(make_app, faux, newline):
+    # Terminals and tmux turn a pasted LF into CR (tmux paste-buffer without -r does): the
+    # paste is just as long, and the model gets ordinary newlines.
+    app = make_app()
+    async with running(app) as pilot:
+        lines = [f"log line {i}" for i in range(30)]
+        app.editor.post_message(events.Paste(newline.join(lines)))
+        await wait_until(lambda: "[paste #1 +30 lines]" in app.editor.text, 5, "the paste marker")
+        faux.push("ok")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        assert faux.contexts[-1].messages[-1].content == "\n".join(lines)
+
+
 async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app):
     app = make_app()
     async with running(app) as pilot:
