@@ -132,3 +132,15 @@ async def test_completion_menu_shows_descriptions_literally(make_app):
         await wait_until(lambda: menu.open and menu.current()["value"] == "/show", 5, "the /show entry")
         prompt = str(menu.get_option_at_index(menu.highlighted or 0).prompt)
         assert "desc " + MARKUP in prompt
+
+
+async def test_a_session_name_with_a_newline_leaves_the_footer_two_lines(make_app):
+    # /name typed with Ctrl+J (or set by an extension) held a newline: the name's second half
+    # took the footer's second row and pushed the tokens, context and model off screen.
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        await pilot.press(*"/name first", "ctrl+j", *"second", "enter")
+        await wait_until(lambda: "first" in _text(app.footer), 5, "the name in the footer")
+        lines = _text(app.footer).split("\n")
+        assert len(lines) == 2, lines
+        assert "first␊second" in lines[0] and "faux" in lines[1]
