@@ -144,3 +144,21 @@ async def test_a_session_name_with_a_newline_leaves_the_footer_two_lines(make_ap
         lines = _text(app.footer).split("\n")
         assert len(lines) == 2, lines
         assert "first␊second" in lines[0] and "faux" in lines[1]
+
+
+async def test_html_in_an_answer_is_shown_as_text_not_dropped(make_app, faux):
+    # Markdown's HTML (on in the gfm-like preset) has no widget in Textual: a tag in prose and
+    # a whole HTML block vanished ("List<String>" showed as "List", "<div>…</div>" as nothing).
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.push("Wrap it in a <details> element; List<String> too.\n\n<div align=\"center\">\nblock text\n</div>")
+        await type_and_send(pilot, "html")
+        await idle_after(app, pilot, 2)
+        await wait_until(lambda: "too." in _screen(app), 5, "the answer on screen")
+        screen = _screen(app)
+        assert "a <details> element; List<String> too." in screen, screen
+        assert '<div align="center">' in screen and "block text" in screen, screen
+
+
+def _screen(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
