@@ -162,3 +162,15 @@ async def test_html_in_an_answer_is_shown_as_text_not_dropped(make_app, faux):
 
 def _screen(app) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_a_file_name_with_a_newline_keeps_the_tool_header_on_one_row(make_app, faux, project):
+    # "read new\nline.txt" read as a header "read new" and a first result line "line.txt".
+    (project / "new\nline.txt").write_text("content\n")
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.push([faux_tool_call("read", {"path": "new\nline.txt"})], "done")
+        await type_and_send(pilot, "read it")
+        await idle_after(app, pilot, 4)
+        header = _text(app.query(ToolRow).first().header)
+        assert header == "read new␊line.txt", header
