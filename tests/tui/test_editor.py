@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from textual import events
+from textual.screen import ModalScreen
 
 from tests.support.waiting import wait_until
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
@@ -113,6 +116,21 @@ async def test_bang_runs_a_shell_command_and_shows_its_output(make_app, project)
         await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
         assert "hello-from-shell" in str(app.query(BashExecutionView).first().render())
         assert app.controller.session.messages[-1].role == "bashExecution"
+
+
+async def test_esc_stops_a_running_bang_command(make_app, project):
+    # A !cmd is no run of the agent, so the session stays idle while it works: Esc took that
+    # for the first half of Esc Esc (/rewind) and the command ran on (`!tail -f` for good).
+    app = make_app()
+    async with running(app) as pilot:
+        await type_and_send(pilot, "!touch started && sleep 60")
+        await wait_until((project / "started").exists, 10, "the command to start")
+        began = time.monotonic()
+        await pilot.press("escape")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
+        assert time.monotonic() - began < 10
+        assert "cancelled" in str(app.query(BashExecutionView).first().render())
+        assert not isinstance(app.screen, ModalScreen)  # no /rewind either
 
 
 async def test_shift_tab_cycles_the_thinking_level(make_app):

@@ -579,6 +579,11 @@ class RemoteRuntime:
         self._send({"type": "abort_bash"})
         return queued
 
+    def stop_user_command(self) -> bool:
+        if self._session is not None:
+            self._send({"type": "abort_bash"})  # the server's reply does not say whether one ran
+        return False
+
     async def cycle_thinking_level(self) -> str | None:
         data = await self._call({"type": "cycle_thinking_level"})
         level = data.get("level") if isinstance(data, dict) else None

@@ -369,6 +369,9 @@ class WolliApp(App[int]):
         if session is None:
             return
         if session.is_idle() and not self.queued.display:
+            if self.controller.stop_user_command():  # a !cmd, not the first Esc of Esc Esc
+                self._last_escape = 0.0
+                return
             now = time.monotonic()
             if not self.editor.text and now - self._last_escape < REWIND_WINDOW_S:
                 self._last_escape = 0.0

@@ -311,6 +311,10 @@ class TuiController:
         session.abort_bash()
         return [*steering, *follow_up]
 
+    def stop_user_command(self) -> bool:
+        session = self.session
+        return session is not None and session.abort_bash()
+
     async def cycle_thinking_level(self) -> str | None:
         """The next thinking level (the session clamps it to what the model takes)."""
         from ..interactive.commands.model import cycle_thinking
