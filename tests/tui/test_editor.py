@@ -133,6 +133,18 @@ async def test_esc_stops_a_running_bang_command(make_app, project):
         assert not isinstance(app.screen, ModalScreen)  # no /rewind either
 
 
+async def test_a_running_bang_command_shows_the_working_row_until_it_ends(make_app, project):
+    # Its row comes when it ends; before, nothing on screen said a command was running.
+    app = make_app()
+    async with running(app) as pilot:
+        await type_and_send(pilot, "!touch started && sleep 1")
+        await wait_until((project / "started").exists, 10, "the command to start")
+        await wait_until(lambda: app.working.display, 5, "the working row")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
+        await pilot.pause()
+        assert not app.working.display
+
+
 async def test_shift_tab_cycles_the_thinking_level(make_app):
     app = make_app()
     async with running(app) as pilot:

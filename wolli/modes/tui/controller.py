@@ -43,6 +43,7 @@ class ControlledApp(AppWithUI, Protocol):
     def front(self) -> TuiFront: ...
     def fill_in_history(self, first: object) -> None: ...
 
+
 # How long quitting waits for a stopped run to save its partial answer (the signal route
 # kills the process 5 s after a signal, whatever is running).
 EXIT_GRACE_S = 3.0
@@ -222,17 +223,27 @@ class TuiController:
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()
 
-    @staticmethod
-    async def _send(session: LiveSession, text: str, follow_up: bool, images: list[ImageContent] | None) -> None:
+    async def _send(self, session: LiveSession, text: str, follow_up: bool, images: list[ImageContent] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:
-            await session.run_bash(command, exclude_from_context=stripped.startswith("!!"))  # shown by its events
+            await self._run_user_command(session, command, exclude=stripped.startswith("!!"))
         elif session.is_streaming or not session.is_idle():
             behavior: StreamingBehavior = "follow_up" if follow_up else "steer"  # the spelling of every mode
             await session.prompt(text, images, streaming_behavior=behavior)
         else:
             await session.prompt(text, images)
+
+    async def _run_user_command(self, session: LiveSession, command: str, *, exclude: bool) -> None:
+        """``!cmd``: its row comes with its events once it ends; meanwhile the working row
+        says something runs (and that Esc stops it), as no run of the agent starts it."""
+        working = self.app.working
+        working.start()
+        try:
+            await session.run_bash(command, exclude_from_context=exclude)
+        finally:
+            if session.is_idle():  # else a run started meanwhile owns the row
+                working.stop()
 
     def command_entries(self) -> list[CommandEntry]:
         from ..interactive.commands.registry import command_entries
