@@ -200,6 +200,36 @@ async def test_a_pasted_image_path_is_attached_and_sent(make_app, faux, project,
         assert app.editor.images == {}
 
 
+TINY_GIF = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00"
+            b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+
+async def test_a_pasted_image_is_sent_as_what_it_is_not_what_its_name_says(make_app, faux, project, wolli_home):
+    # The type came from the name: a GIF saved as .png went out as image/png (providers
+    # refuse a mismatch), and bytes that are no image at all were read as a PNG header
+    # ("The image is 2421075764x2658156035 pixels").
+    import json
+
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
+        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
+        "models": [{"id": "faux-1", "input": ["text", "image"], "contextWindow": 100000}]}}}))
+    (project / "really-a-gif.png").write_bytes(TINY_GIF)
+    (project / "not-an-image.png").write_bytes(bytes(range(256)) * 4)
+    app = make_app()
+    async with running(app) as pilot:
+        app.editor.post_message(events.Paste(str(project / "not-an-image.png")))
+        await wait_until(lambda: app._notifications, 5, "a notice")
+        assert [n.message for n in app._notifications] == [
+            "image not attached: not-an-image.png: not a PNG, JPEG, GIF or WebP image"]
+        assert app.editor.images == {}
+        app.editor.post_message(events.Paste(str(project / "really-a-gif.png")))
+        await wait_until(lambda: app.editor.text == "[image #1]", 5, "the image marker")
+        faux.push("a pixel")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        assert faux.contexts[-1].messages[-1].content[-1].mime_type == "image/gif"
+
+
 async def test_an_image_for_a_text_only_model_is_refused_and_a_text_path_stays_text(make_app, project):
     shot = project / "shot.png"
     shot.write_bytes(tiny_png())
