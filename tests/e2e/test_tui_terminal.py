@@ -102,3 +102,19 @@ def test_model_tree_reload_and_resume_commands(terminal_run, loopback, wolli_hom
     term.send("C-c")
     term.send("C-c")
     assert term.exit_status() == 0
+
+
+def test_ctrl_g_with_an_editor_that_cannot_start_gives_the_screen_back(terminal_run):
+    # The editor runs with the app suspended; an editor that does not exist raised inside
+    # Textual's suspend(), which then never resumed: a blank terminal in cooked mode, the app
+    # still running but deaf to every key.
+    term = terminal_run(env={"EDITOR": "/nonexistent/editor", "VISUAL": ""})
+    term.wait_for("local/local-model")
+    term.type("draft prompt")
+    term.send("C-g")
+    screen = term.wait_for("cannot start the editor")
+    assert "draft prompt" in screen and "local/local-model" in screen
+    term.send("C-c")  # clear the editor, then twice to quit: the app has the keys again
+    term.send("C-c")
+    term.send("C-c")
+    assert term.exit_status() == 0

@@ -245,6 +245,17 @@ async def test_export_copy_and_hotkeys(make_app, faux, project):
         await wait_until(lambda: "Ctrl+L" in infos(app), 5, "the keys")
 
 
+async def test_export_before_the_first_message_says_there_is_nothing_yet(make_app, project):
+    # The session file is written with the first message: before it, /export named a file
+    # that did not exist ("Session file not found: ...") as if something were broken.
+    app = make_app()
+    async with running(app, size=(100, 40)) as pilot:
+        await type_and_send(pilot, f"/export {project / 'out.html'}")
+        await wait_until(lambda: "export" in notices(app), 5, "the answer to /export")
+        assert "Nothing to export yet" in notices(app) and "not found" not in notices(app)
+        assert not (project / "out.html").exists()
+
+
 async def test_settings_form_saves_changed_values(make_app, wolli_home):
     app = make_app()
     async with running(app, size=(120, 45)) as pilot:

@@ -183,3 +183,19 @@ async def test_a_custom_editor_keeps_the_menu_above_it(make_app):
         await wait_until(lambda: menu.open, 5, "the command menu over the custom editor")
         await pilot.pause()
         assert menu.region.bottom <= app.editor.region.y
+
+
+async def test_a_file_name_with_a_newline_or_tab_stays_on_one_row_of_the_menu(make_app, project):
+    # A name may hold any byte but "/" and NUL: a newline in one drew it over two rows, so
+    # the rows no longer matched the entries the arrows move through.
+    (project / "new\nline.txt").write_text("x")
+    (project / "tab\there.txt").write_text("x")
+    app = make_app()
+    async with running(app, (80, 24)) as pilot:
+        menu = app.completion.menu
+        await pilot.press("@")
+        await wait_until(lambda: menu.open and len(menu.items) == 2, 5, "the file menu")
+        await pilot.pause()
+        rows = [strip.text for strip in app.screen._compositor.render_strips()]
+        assert any("new␊line.txt" in row for row in rows), "\n".join(rows)
+        assert any("tab␉here.txt" in row for row in rows), "\n".join(rows)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from textual import events
+from textual.screen import ModalScreen
 
 from tests.support.waiting import wait_until
 from wolli.modes.tui.widgets.assistant_message import AssistantMessageView
@@ -72,6 +76,21 @@ async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
         assert faux.contexts[-1].messages[-1].content == pasted + " explain"
 
 
+@pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["CR", "CRLF"])
+async def test_a_long_paste_with_terminal_line_ends_collapses_and_is_sent_with_newlines(make_app, faux, newline):
+    # Terminals and tmux turn a pasted LF into CR (tmux paste-buffer without -r does): the
+    # paste is just as long, and the model gets ordinary newlines.
+    app = make_app()
+    async with running(app) as pilot:
+        lines = [f"log line {i}" for i in range(30)]
+        app.editor.post_message(events.Paste(newline.join(lines)))
+        await wait_until(lambda: "[paste #1 +30 lines]" in app.editor.text, 5, "the paste marker")
+        faux.push("ok")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        assert faux.contexts[-1].messages[-1].content == "\n".join(lines)
+
+
 async def test_ctrl_c_clears_then_twice_quits_and_ctrl_d_quits_on_empty(make_app):
     app = make_app()
     async with running(app) as pilot:
@@ -97,6 +116,33 @@ async def test_bang_runs_a_shell_command_and_shows_its_output(make_app, project)
         await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
         assert "hello-from-shell" in str(app.query(BashExecutionView).first().render())
         assert app.controller.session.messages[-1].role == "bashExecution"
+
+
+async def test_esc_stops_a_running_bang_command(make_app, project):
+    # A !cmd is no run of the agent, so the session stays idle while it works: Esc took that
+    # for the first half of Esc Esc (/rewind) and the command ran on (`!tail -f` for good).
+    app = make_app()
+    async with running(app) as pilot:
+        await type_and_send(pilot, "!touch started && sleep 60")
+        await wait_until((project / "started").exists, 10, "the command to start")
+        began = time.monotonic()
+        await pilot.press("escape")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
+        assert time.monotonic() - began < 10
+        assert "cancelled" in str(app.query(BashExecutionView).first().render())
+        assert not isinstance(app.screen, ModalScreen)  # no /rewind either
+
+
+async def test_a_running_bang_command_shows_the_working_row_until_it_ends(make_app, project):
+    # Its row comes when it ends; before, nothing on screen said a command was running.
+    app = make_app()
+    async with running(app) as pilot:
+        await type_and_send(pilot, "!touch started && sleep 1")
+        await wait_until((project / "started").exists, 10, "the command to start")
+        await wait_until(lambda: app.working.display, 5, "the working row")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the bash row")
+        await pilot.pause()
+        assert not app.working.display
 
 
 async def test_shift_tab_cycles_the_thinking_level(make_app):
@@ -154,6 +200,36 @@ async def test_a_pasted_image_path_is_attached_and_sent(make_app, faux, project,
         assert app.editor.images == {}
 
 
+TINY_GIF = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00"
+            b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+
+async def test_a_pasted_image_is_sent_as_what_it_is_not_what_its_name_says(make_app, faux, project, wolli_home):
+    # The type came from the name: a GIF saved as .png went out as image/png (providers
+    # refuse a mismatch), and bytes that are no image at all were read as a PNG header
+    # ("The image is 2421075764x2658156035 pixels").
+    import json
+
+    (wolli_home / "models.json").write_text(json.dumps({"providers": {"faux": {
+        "api": "faux", "baseUrl": "http://faux.invalid", "apiKey": "none",
+        "models": [{"id": "faux-1", "input": ["text", "image"], "contextWindow": 100000}]}}}))
+    (project / "really-a-gif.png").write_bytes(TINY_GIF)
+    (project / "not-an-image.png").write_bytes(bytes(range(256)) * 4)
+    app = make_app()
+    async with running(app) as pilot:
+        app.editor.post_message(events.Paste(str(project / "not-an-image.png")))
+        await wait_until(lambda: app._notifications, 5, "a notice")
+        assert [n.message for n in app._notifications] == [
+            "image not attached: not-an-image.png: not a PNG, JPEG, GIF or WebP image"]
+        assert app.editor.images == {}
+        app.editor.post_message(events.Paste(str(project / "really-a-gif.png")))
+        await wait_until(lambda: app.editor.text == "[image #1]", 5, "the image marker")
+        faux.push("a pixel")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        assert faux.contexts[-1].messages[-1].content[-1].mime_type == "image/gif"
+
+
 async def test_an_image_for_a_text_only_model_is_refused_and_a_text_path_stays_text(make_app, project):
     shot = project / "shot.png"
     shot.write_bytes(tiny_png())
@@ -183,3 +259,30 @@ async def test_the_working_row_counts_the_seconds_the_model_has_been_silent(make
         await pilot.press("escape")
         await wait_until(lambda: session.is_idle(), 5, "the abort")
         assert app.working.waiting_since is None
+
+
+@pytest.mark.parametrize("keys", [("ctrl+c", "ctrl+c"), ("ctrl+d",)], ids=["ctrl+c twice", "ctrl+d"])
+async def test_quitting_while_an_answer_streams_saves_what_had_arrived(make_app, faux, keys):
+    # Textual cancels the app's workers, the run among them, as it closes: quitting must stop
+    # the run first, as Esc does, or the part of the answer on screen is gone after --continue.
+    from wolli.session.manager import SessionManager
+
+    app = make_app()
+    async with running(app) as pilot:
+        faux.tokens_per_second = 40
+        faux.push(" ".join(f"w{i}" for i in range(400)))
+        await type_and_send(pilot, "start")
+        session = app.controller.session
+        path = session.session_manager.get_session_file()
+
+        def streamed() -> str:
+            partial = session.agent.state.stream_message
+            return "".join(getattr(part, "text", "") for part in partial.content) if partial else ""
+
+        await wait_until(lambda: "w5 " in streamed(), 5, "a few words streamed")
+        await pilot.press(*keys)
+        await wait_until(lambda: not app.is_running, 10, "the app to quit")
+    messages = SessionManager.open(path).build_session_context().messages
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert messages[-1].stop_reason == "aborted"
+    assert "w5" in messages[-1].content[0].text

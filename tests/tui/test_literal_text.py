@@ -132,3 +132,45 @@ async def test_completion_menu_shows_descriptions_literally(make_app):
         await wait_until(lambda: menu.open and menu.current()["value"] == "/show", 5, "the /show entry")
         prompt = str(menu.get_option_at_index(menu.highlighted or 0).prompt)
         assert "desc " + MARKUP in prompt
+
+
+async def test_a_session_name_with_a_newline_leaves_the_footer_two_lines(make_app):
+    # /name typed with Ctrl+J (or set by an extension) held a newline: the name's second half
+    # took the footer's second row and pushed the tokens, context and model off screen.
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        await pilot.press(*"/name first", "ctrl+j", *"second", "enter")
+        await wait_until(lambda: "first" in _text(app.footer), 5, "the name in the footer")
+        lines = _text(app.footer).split("\n")
+        assert len(lines) == 2, lines
+        assert "first␊second" in lines[0] and "faux" in lines[1]
+
+
+async def test_html_in_an_answer_is_shown_as_text_not_dropped(make_app, faux):
+    # Markdown's HTML (on in the gfm-like preset) has no widget in Textual: a tag in prose and
+    # a whole HTML block vanished ("List<String>" showed as "List", "<div>…</div>" as nothing).
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.push("Wrap it in a <details> element; List<String> too.\n\n<div align=\"center\">\nblock text\n</div>")
+        await type_and_send(pilot, "html")
+        await idle_after(app, pilot, 2)
+        await wait_until(lambda: "too." in _screen(app), 5, "the answer on screen")
+        screen = _screen(app)
+        assert "a <details> element; List<String> too." in screen, screen
+        assert '<div align="center">' in screen and "block text" in screen, screen
+
+
+def _screen(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_a_file_name_with_a_newline_keeps_the_tool_header_on_one_row(make_app, faux, project):
+    # "read new\nline.txt" read as a header "read new" and a first result line "line.txt".
+    (project / "new\nline.txt").write_text("content\n")
+    app = make_app()
+    async with running(app, (100, 30)) as pilot:
+        faux.push([faux_tool_call("read", {"path": "new\nline.txt"})], "done")
+        await type_and_send(pilot, "read it")
+        await idle_after(app, pilot, 4)
+        header = _text(app.query(ToolRow).first().header)
+        assert header == "read new␊line.txt", header

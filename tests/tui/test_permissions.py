@@ -143,3 +143,33 @@ async def test_escape_twice_opens_rewind_and_restores_code_and_conversation(make
         await wait_until(lambda: app.editor.text == "fix the bug", 5, "the message back in the editor")
         assert "a - b" in (project / "calc.py").read_text()
         assert [m.role for m in app.controller.session.messages] == []
+
+
+async def test_in_a_short_terminal_the_permission_answers_stay_on_screen(make_app, faux, project):
+    # 60x15: the title, the reason and a long call fill the box; the answers must still be
+    # on screen, or the user cannot tell what y, a, n, m and d do.
+    app = make_app(permission_mode="default")
+    async with running(app, (60, 15)) as pilot:
+        faux.push([faux_tool_call("bash", {"command": "echo " + "long-argument-" * 20})], "done")
+        await type_and_send(pilot, "run it")
+        await _asked(app)
+        await pilot.pause()
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "y  Allow once" in screen, screen
+        await pilot.press("down")
+        await pilot.pause()
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "a  Allow always" in screen, screen
+
+
+async def test_a_terminal_made_short_while_it_asks_keeps_the_answers_on_screen(make_app, faux, project):
+    app = make_app(permission_mode="default")
+    async with running(app, (120, 40)) as pilot:
+        faux.push([faux_tool_call("bash", {"command": "echo " + "long-argument-" * 20})], "done")
+        await type_and_send(pilot, "run it")
+        await _asked(app)
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause()
+        await pilot.pause()
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "y  Allow once" in screen, screen

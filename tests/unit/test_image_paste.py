@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wolli.modes.tui.image_paste import image_path_in, sniff_mime
+from wolli.modes.tui.image_paste import image_path_in
+from wolli.tools.images import image_mime_type
 
 
 def test_dropped_file_spellings(tmp_path):
@@ -17,8 +18,8 @@ def test_dropped_file_spellings(tmp_path):
 
 
 def test_magic_numbers():
-    assert sniff_mime(b"\x89PNG\r\n\x1a\nrest") == "image/png"
-    assert sniff_mime(b"\xff\xd8\xff\xe0") == "image/jpeg"
-    assert sniff_mime(b"GIF89a") == "image/gif"
-    assert sniff_mime(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
-    assert sniff_mime(b"plain text") is None
+    assert image_mime_type(b"\x89PNG\r\n\x1a\nrest") == "image/png"
+    assert image_mime_type(b"\xff\xd8\xff\xe0") == "image/jpeg"
+    assert image_mime_type(b"GIF89a") == "image/gif"
+    assert image_mime_type(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
+    assert image_mime_type(b"plain text") is None

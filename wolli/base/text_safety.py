@@ -16,6 +16,9 @@ through here first; what is left is shown literally:
 * newlines and tabs are kept; a lone surrogate (undecodable input) becomes U+FFFD, which a
   UTF-8 terminal can print.
 
+:func:`one_line_safe` does the same for a one-row place (a menu entry), where a newline or
+a tab would break the row: they become pictures as well.
+
 :func:`without_surrogates` is the storage counterpart: a session file or a request body
 must be valid UTF-8, so lone surrogates become U+FFFD there.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import re
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -47,6 +51,14 @@ def terminal_safe(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _UNSAFE.sub(_picture, text)
+
+
+def one_line_safe(text: str) -> str:
+    """``text`` for a place that has one row (a menu entry, a label): as :func:`terminal_safe`,
+    and newlines, tabs and carriage returns become their pictures (``␊``, ``␉``, ``␍``) too."""
+    if _UNSAFE_IN_A_LINE.search(text) is None:
+        return text
+    return _UNSAFE_IN_A_LINE.sub(_picture, text)
 
 
 def without_surrogates(text: str) -> str:

@@ -125,15 +125,9 @@ class Environment:
 
     def detect_image_mime_type(self, data: bytes) -> str | None:
         """The image type from magic bytes (PNG, JPEG, GIF, WebP), else None."""
-        if data.startswith(b"\x89PNG\r\n\x1a\n"):
-            return "image/png"
-        if data.startswith(b"\xff\xd8\xff"):
-            return "image/jpeg"
-        if data[:6] in (b"GIF87a", b"GIF89a"):
-            return "image/gif"
-        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-            return "image/webp"
-        return None
+        from .images import image_mime_type
+
+        return image_mime_type(data)
 
     # ------------------------------------------------------------------ processes
 

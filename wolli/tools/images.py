@@ -37,6 +37,20 @@ class PreparedImage:
     note: str | None = None  # why the image was left as it is or refused
 
 
+def image_mime_type(data: bytes) -> str | None:
+    """The image type the bytes are (PNG, JPEG, GIF, WebP, by their magic numbers), else None:
+    what a file is, whatever its name says."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
 def image_dimensions(data: bytes, mime_type: str) -> tuple[int, int] | None:
     """(width, height) from the header of a PNG, GIF, JPEG or WebP file, else None."""
     try:

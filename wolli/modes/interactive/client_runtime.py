@@ -12,7 +12,7 @@ which is None remotely (docs/server.md says what an attached client cannot do).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -83,6 +83,12 @@ class ClientRuntime(Protocol):
 
     async def shutdown(self) -> None: ...
 
+    def settle_before_exit(self) -> Awaitable[None] | None:
+        """The app is about to close, and closing cancels its workers, a run among them.
+        What to await first so nothing is lost (the in-process runtime stops a run still
+        going and waits for its partial answer to be saved), or None: close at once."""
+        ...
+
     async def send(self, text: str, *, follow_up: bool = False, images: list[ImageContent] | None = None) -> None:
         """What the user typed: a built-in command, ``!cmd``, a steer or follow-up while the
         agent works, else a prompt."""
@@ -96,6 +102,11 @@ class ClientRuntime(Protocol):
 
     def abort(self) -> list[str]:
         """Stop the run; the queued messages (they go back into the editor)."""
+        ...
+
+    def stop_user_command(self) -> bool:
+        """Stop a ``!cmd`` still running (the session is idle meanwhile: it is no run of the
+        agent); True when this runtime knows one was stopped."""
         ...
 
     async def cycle_thinking_level(self) -> str | None: ...

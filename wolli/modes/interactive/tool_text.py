@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ...base.text_safety import terminal_safe
+from ...base.text_safety import one_line_safe, terminal_safe
 from ...config.themes import ThemeSpec
 
 # Lines shown of a result body while a row is collapsed, and at most when expanded.
@@ -42,13 +42,17 @@ def short_path(path: str, cwd: str | None = None) -> str:
     return "~" + path[len(home) :] if home != "/" and path.startswith(home + os.sep) else path
 
 
-def _arg(args: object, *names: str) -> Any:
+def _arg(args: object, *names: str, one_line: bool = False) -> Any:
+    """The first of ``names`` in ``args``, made safe to show; ``one_line``: for a header's
+    path, pattern or description, whose newline would pass for the start of the body."""
     if not isinstance(args, dict):
         return None
     for name in names:
         if args.get(name) is not None:
             value = args[name]
-            return terminal_safe(value) if isinstance(value, str) else value
+            if not isinstance(value, str):
+                return value
+            return one_line_safe(value) if one_line else terminal_safe(value)
     return None
 
 
@@ -66,7 +70,7 @@ def call_header(name: str, args: object, spec: ThemeSpec, cwd: str | None = None
     title = _style(spec, "toolTitle", "bold")
     name = terminal_safe(name)
     text = Text()
-    path = short_path(str(_arg(args, "path", "file_path") or ""), cwd)
+    path = short_path(str(_arg(args, "path", "file_path", one_line=True) or ""), cwd)
     match name:
         case "bash":
             text.append("$ ", style=_style(spec, "bashMode", "bold"))
@@ -89,11 +93,11 @@ def call_header(name: str, args: object, spec: ThemeSpec, cwd: str | None = None
                 text.append(f"  ({lines} line{'s' if lines != 1 else ''})", style=_style(spec, "dim"))
         case "grep" | "find":
             text.append(f"{name} ", style=title)
-            text.append(str(_arg(args, "pattern") or ""), style=_style(spec, "accent"))
-            where = short_path(str(_arg(args, "path") or ""), cwd)
+            text.append(str(_arg(args, "pattern", one_line=True) or ""), style=_style(spec, "accent"))
+            where = short_path(str(_arg(args, "path", one_line=True) or ""), cwd)
             if where:
                 text.append(f" in {where}", style=_style(spec, "dim"))
-            glob = _arg(args, "glob")
+            glob = _arg(args, "glob", one_line=True)
             if glob:
                 text.append(f" ({glob})", style=_style(spec, "dim"))
         case "ls":
@@ -101,8 +105,9 @@ def call_header(name: str, args: object, spec: ThemeSpec, cwd: str | None = None
             text.append(path or ".", style=_style(spec, "accent"))
         case "task":
             text.append("task ", style=title)
-            text.append(str(_arg(args, "subagent_type") or "general-purpose"), style=_style(spec, "accent"))
-            description = _arg(args, "description")
+            text.append(str(_arg(args, "subagent_type", one_line=True) or "general-purpose"),
+                        style=_style(spec, "accent"))
+            description = _arg(args, "description", one_line=True)
             if description:
                 text.append(f" · {description}", style=_style(spec, "dim"))
         case _:

@@ -288,6 +288,9 @@ class RemoteRuntime:
         if not self._closing:
             self.app.add_notice("Gave up reconnecting: start the server again and run wolli attach.", "error")
 
+    def settle_before_exit(self) -> None:
+        return None  # the session runs on, on the server
+
     async def shutdown(self) -> None:
         self._closing = True
         if self._link is not None:
@@ -575,6 +578,11 @@ class RemoteRuntime:
         self._send({"type": "abort"})
         self._send({"type": "abort_bash"})
         return queued
+
+    def stop_user_command(self) -> bool:
+        if self._session is not None:
+            self._send({"type": "abort_bash"})  # the server's reply does not say whether one ran
+        return False
 
     async def cycle_thinking_level(self) -> str | None:
         data = await self._call({"type": "cycle_thinking_level"})

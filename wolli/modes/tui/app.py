@@ -250,6 +250,23 @@ class WolliApp(App[int]):
         self.call_after_refresh(done)
         await drawn
 
+    def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
+        """Every way out (keys, /quit, a signal, an extension) comes here: the runtime
+        settles first, since closing cancels the workers and a run among them would lose
+        the part of its answer already on screen."""
+        settling = self.controller.settle_before_exit()
+        if settling is None:
+            super().exit(result, return_code, message)
+            return
+
+        async def settle_then_exit() -> None:
+            try:
+                await settling
+            finally:
+                super(WolliApp, self).exit(result, return_code, message)
+
+        self.run_worker(settle_then_exit(), group="exit")
+
     async def on_unmount(self) -> None:
         await self.controller.shutdown()
         if self._signal_route is not None:  # from here the default actions end the process
@@ -352,6 +369,9 @@ class WolliApp(App[int]):
         if session is None:
             return
         if session.is_idle() and not self.queued.display:
+            if self.controller.stop_user_command():  # a !cmd, not the first Esc of Esc Esc
+                self._last_escape = 0.0
+                return
             now = time.monotonic()
             if not self.editor.text and now - self._last_escape < REWIND_WINDOW_S:
                 self._last_escape = 0.0

@@ -11,7 +11,7 @@ every other ``/name`` goes to the session (extension commands, templates, skills
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
@@ -43,6 +43,11 @@ class ControlledApp(AppWithUI, Protocol):
     @property
     def front(self) -> TuiFront: ...
     def fill_in_history(self, first: object) -> None: ...
+
+
+# How long quitting waits for a stopped run to save its partial answer (the signal route
+# kills the process 5 s after a signal, whatever is running).
+EXIT_GRACE_S = 3.0
 
 
 class TuiController:
@@ -219,17 +224,27 @@ class TuiController:
         if self.host is not None and self.host.shutdown_requested:
             self.app.exit()
 
-    @staticmethod
-    async def _send(session: LiveSession, text: str, follow_up: bool, images: list[ImageContent] | None) -> None:
+    async def _send(self, session: LiveSession, text: str, follow_up: bool, images: list[ImageContent] | None) -> None:
         stripped = text.strip()
         command = stripped.lstrip("!").strip()
         if stripped.startswith("!") and command:
-            await session.run_bash(command, exclude_from_context=stripped.startswith("!!"))  # shown by its events
+            await self._run_user_command(session, command, exclude=stripped.startswith("!!"))
         elif session.is_streaming or not session.is_idle():
             behavior: StreamingBehavior = "follow_up" if follow_up else "steer"  # the spelling of every mode
             await session.prompt(text, images, streaming_behavior=behavior)
         else:
             await session.prompt(text, images)
+
+    async def _run_user_command(self, session: LiveSession, command: str, *, exclude: bool) -> None:
+        """``!cmd``: its row comes with its events once it ends; meanwhile the working row
+        says something runs (and that Esc stops it), as no run of the agent starts it."""
+        working = self.app.working
+        working.start()
+        try:
+            await session.run_bash(command, exclude_from_context=exclude)
+        finally:
+            if session.is_idle():  # else a run started meanwhile owns the row
+                working.stop()
 
     def command_entries(self) -> list[CommandEntry]:
         from ..interactive.commands.registry import command_entries
@@ -308,6 +323,10 @@ class TuiController:
         session.abort_bash()
         return [*steering, *follow_up]
 
+    def stop_user_command(self) -> bool:
+        session = self.session
+        return session is not None and session.abort_bash()
+
     async def cycle_thinking_level(self) -> str | None:
         """The next thinking level (the session clamps it to what the model takes)."""
         from ..interactive.commands.model import cycle_thinking
@@ -332,9 +351,26 @@ class TuiController:
             self.app.notify(f"Model: {model_key(model)}", timeout=2)
         self.app.refresh_footer()
 
+    def settle_before_exit(self) -> Awaitable[None] | None:
+        """A run still going is stopped as Esc stops it, and awaited (bounded: the signal
+        route ends the process after its own grace period anyway), so the partial answer and
+        finished tool results reach the session file before the app cancels the run."""
+        session = self.session
+        if session is None or session.is_idle():
+            return None
+        self.abort()
+        return _bounded(session.wait_for_idle(), EXIT_GRACE_S)
+
     async def shutdown(self) -> None:
         if self.startup is not None:
             await self.startup.host.shutdown("quit")
+
+
+async def _bounded(waiting: Coroutine[object, object, None], seconds: float) -> None:
+    try:
+        await asyncio.wait_for(waiting, seconds)
+    except TimeoutError:
+        pass
 
 
 def first_run_help(host: AgentHost) -> str:

@@ -27,11 +27,20 @@ async def edit_in_external_editor(app: TuiApp, text: str) -> str | None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        failed: Exception | None = None
         try:
             with app.suspend():
-                code = subprocess.call([*command, path])
+                # Caught in here: Textual's suspend() resumes the app only when its block ends
+                # normally; an editor that cannot start left a blank terminal the app no
+                # longer read.
+                try:
+                    code = subprocess.call([*command, path])
+                except OSError as exc:
+                    failed = exc
         except Exception as exc:  # no terminal to hand over (tests, some drivers)
-            app.notify(f"cannot start the editor: {exc}", severity="error")
+            failed = exc
+        if failed is not None:
+            app.notify(f"cannot start the editor: {failed}", severity="error")
             return None
         if code != 0:
             app.notify(f"the editor exited with code {code}; the prompt is unchanged", severity="warning")

@@ -20,7 +20,6 @@ from ...runtime.startup.attachments import IMAGE_TYPES
 
 CLIPBOARD_TIMEOUT_S = 2.0
 MAX_PASTED_PATH = 4096
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
 def image_path_in(text: str, cwd: str) -> Path | None:
@@ -42,15 +41,6 @@ def image_path_in(text: str, cwd: str) -> Path | None:
     return path
 
 
-def sniff_mime(data: bytes) -> str | None:
-    for magic, mime in _MAGIC:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 def _clipboard_commands() -> list[list[str]]:
     commands = []
     if sys.platform == "darwin" and shutil.which("pngpaste"):
@@ -64,12 +54,14 @@ def _clipboard_commands() -> list[list[str]]:
 
 def clipboard_image() -> tuple[bytes, str] | None:
     """(bytes, mime type) of the image on the clipboard, or None. Blocking: run it in a thread."""
+    from ...tools.images import image_mime_type
+
     for command in _clipboard_commands():
         try:
             done = subprocess.run(command, capture_output=True, timeout=CLIPBOARD_TIMEOUT_S, check=False)
         except (OSError, subprocess.SubprocessError):
             continue
-        mime = sniff_mime(done.stdout) if done.returncode == 0 else None
+        mime = image_mime_type(done.stdout) if done.returncode == 0 else None
         if mime is not None:
             return done.stdout, mime
     return None
@@ -86,14 +78,14 @@ async def read_pasted_image(path: str | None) -> tuple[ImageContent, list[str]] 
         found = await asyncio.to_thread(clipboard_image)
         if found is None:
             return None
-        data, mime, label = found[0], found[1], "the clipboard image"
+        data, label = found[0], "the clipboard image"
     else:
         from ...base.safe_files import read_capped
         from ...runtime.startup.attachments import MAX_ATTACHMENT_BYTES
 
         file = Path(path)
         data = await asyncio.to_thread(read_capped, file, MAX_ATTACHMENT_BYTES)
-        mime, label = IMAGE_TYPES[file.suffix.lower()], file.name
+        label = file.name
     notes: list[str] = []
-    image = await asyncio.to_thread(image_content, data, mime, label, notes)
+    image = await asyncio.to_thread(image_content, data, label, notes)
     return image, notes

@@ -608,9 +608,12 @@ class LiveSession(ModelSelection, Toolset, MessageQueue):
             await self._on_agent_event(MessageEndEvent(message))
         return message
 
-    def abort_bash(self) -> None:
-        if self._bash_controller is not None:
-            self._bash_controller.abort("Command aborted")
+    def abort_bash(self) -> bool:
+        """Stop the ``!cmd`` running, if one is; True when there was one."""
+        if self._bash_controller is None:
+            return False
+        self._bash_controller.abort("Command aborted")
+        return True
 
     def _flush_deferred_bash(self) -> None:
         while self._deferred_bash:

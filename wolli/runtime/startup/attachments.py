@@ -77,14 +77,13 @@ def _attach(name: str, cwd: str, model: Model | None, out: Attachments) -> str:
             f"{_at(name)}: {format_size(size)} is too large to attach (limit {format_size(MAX_ATTACHMENT_BYTES)}); "
             "ask the model to read parts of it instead"
         )
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    if mime:
+    if path.suffix.lower() in IMAGE_TYPES:
         if model is not None and "image" not in (getattr(model, "input", None) or ["text"]):
             raise AttachmentError(
                 f"{_at(name)} is an image, but {model.provider}/{model.id} does not accept images; "
                 "pick a model with image input (wolli --list-models shows which) or leave the image out"
             )
-        out.images.append(_image(path, mime, name, out.notes))
+        out.images.append(_image(path, name, out.notes))
         return f'<file name="{name}">(image attached)</file>'
     data = read_capped(path, MAX_ATTACHMENT_BYTES)  # checked again on the open file (a swap, /proc)
     if b"\0" in data[:8192]:
@@ -121,15 +120,20 @@ def _at(name: str) -> str:
     return "@" + _shown(name)
 
 
-def _image(path: Path, mime: str, name: str, notes: list[str]) -> ImageContent:
-    return image_content(read_capped(path, MAX_ATTACHMENT_BYTES), mime, _at(name), notes)
+def _image(path: Path, name: str, notes: list[str]) -> ImageContent:
+    return image_content(read_capped(path, MAX_ATTACHMENT_BYTES), _at(name), notes)
 
 
-def image_content(data: bytes, mime: str, label: str, notes: list[str]) -> ImageContent:
+def image_content(data: bytes, label: str, notes: list[str]) -> ImageContent:
     """An image as a message carries it, shrunk to the limits the ``read`` tool keeps;
-    AttachmentError when it cannot be. ``label`` names it in notes (``@shot.png``)."""
-    from ...tools.images import prepare_image
+    AttachmentError when it cannot be. ``label`` names it in notes (``@shot.png``). Its type
+    is what the bytes are: a GIF saved as ``.png`` sent as image/png is refused by providers,
+    and bytes that are no image were read as a header of nonsense sizes."""
+    from ...tools.images import image_mime_type, prepare_image
 
+    mime = image_mime_type(data)
+    if mime is None:
+        raise AttachmentError(f"{label}: not a PNG, JPEG, GIF or WebP image")
     prepared = prepare_image(data, mime)
     if prepared.data is None:
         raise AttachmentError(f"{label}: {prepared.note}")

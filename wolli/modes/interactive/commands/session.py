@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +190,9 @@ async def export(ctx: CommandContext, args: str) -> None:
     source = ctx.session.session_file
     if not source:
         raise RuntimeError("this session is not saved (--no-session), so there is no file to export")
+    if not os.path.exists(source):  # written with the first message
+        ctx.front.notify("Nothing to export yet: this session has no messages.", "warning")
+        return
     out = export_session_html(source, args.strip() or None)
     ctx.front.notify(f"Exported to {out}")
 

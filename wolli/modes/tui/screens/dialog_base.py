@@ -33,6 +33,17 @@ class DialogOptions(TypedDict, total=False):
 RESUME_TRIES = 20  # refreshes to wait for the screen above to be gone (see close_when_shown)
 
 
+class DialogBox(Vertical):
+    """The box of a dialog. A terminal too short for all of it scrolls it (tui.tcss); when
+    the box changes size, what has the focus (the answers of a question) comes back into
+    view, so a terminal made smaller while the dialog is open does not hide them."""
+
+    def on_resize(self) -> None:
+        focused = self.screen.focused
+        if focused is not None and focused is not self:
+            self.scroll_to_widget(focused, animate=False)
+
+
 class TimedDialog(ModalScreen[T], Generic[T]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
     DEFAULT_CLASSES = "dialog"
@@ -60,7 +71,7 @@ class TimedDialog(ModalScreen[T], Generic[T]):
         return None
 
     def compose(self):  # type: ignore[override]
-        with Vertical(classes=self.BOX_CLASSES):
+        with DialogBox(classes=self.BOX_CLASSES):
             yield Static(self.title_text, classes="dialog-title", markup=False)
             yield from self.body()
             yield self.countdown

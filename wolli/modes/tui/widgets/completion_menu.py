@@ -8,6 +8,8 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from ....base.text_safety import one_line_safe
+
 
 class CompletionMenu(OptionList):
     DEFAULT_CSS = "CompletionMenu { height: auto; max-height: 10; }"
@@ -24,9 +26,10 @@ class CompletionMenu(OptionList):
         self.prefix, self.items = prefix, items
         self.clear_options()
         for index, item in enumerate(items):
-            label = Text(str(item.get("label") or item["value"]))
+            # a file name or an extension's text: one row per entry, whatever it holds
+            label = Text(one_line_safe(str(item.get("label") or item["value"])))
             if item.get("description"):
-                label.append("  " + str(item["description"]), style="dim")
+                label.append("  " + one_line_safe(str(item["description"])), style="dim")
             self.add_option(Option(label, id=str(index)))
         self.display = bool(items)
         if items:

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
+from ....base.text_safety import one_line_safe
 from ....config.keybindings import key_text
 from ....permissions.modes import BADGES
 
@@ -94,14 +95,16 @@ class FooterBar(Static):
     def render_text(self) -> Text:
         d = self.data
         line = Text()
-        line.append(home_short(d.cwd), style="bold")
+        # two rows, whatever a folder, session name, status or model name holds: a newline
+        # or tab in one is shown as its picture rather than breaking the row
+        line.append(one_line_safe(home_short(d.cwd)), style="bold")
         if d.branch:
-            line.append(f" ({d.branch})", style=self._c("muted"))
+            line.append(f" ({one_line_safe(d.branch)})", style=self._c("muted"))
         if d.session_name:
-            line.append(f" · {d.session_name}")
+            line.append(f" · {one_line_safe(d.session_name)}")
         if d.statuses:
             line.append("   ")
-            line.append("  ".join(text for text in d.statuses.values() if text))
+            line.append(one_line_safe("  ".join(text for text in d.statuses.values() if text)))
         line.append("\n")
         badge = BADGES.get(d.permission_mode, d.permission_mode)
         if badge:
@@ -120,7 +123,7 @@ class FooterBar(Static):
             line.append("  ")
             line.append(f"{pct:.0f}% context", style=style)
         line.append("  ")
-        line.append(d.model, style=self._c("accent"))
+        line.append(one_line_safe(d.model), style=self._c("accent"))
         if d.thinking:
             line.append(f" · {d.thinking}")
         return line

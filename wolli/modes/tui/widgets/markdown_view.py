@@ -19,11 +19,18 @@ COMPOSE_LIMIT = 64 * 1024
 _parser: MarkdownIt | None = None
 
 
+def new_parser() -> MarkdownIt:
+    """Markdown's own parser (gfm-like) with HTML off: Textual has no widget for HTML, so a
+    tag in an answer (``<details>``, ``List<String>``) or an HTML block would vanish from
+    the screen; off, it is shown as the text the model wrote."""
+    return MarkdownIt("gfm-like", {"html": False})
+
+
 def _shared_parser() -> MarkdownIt:
     """One parser for the texts parsed on the UI thread (making one costs ~0.5 ms)."""
     global _parser
     if _parser is None:
-        _parser = MarkdownIt("gfm-like")  # Markdown's own parser
+        _parser = new_parser()
     return _parser
 
 
@@ -48,7 +55,7 @@ class ThemedMarkdown(Markdown):
         # as it mounts (in a thread). A streamed one starts empty and grows through ``append``:
         # an append after Markdown's own first parse mistakes the first new block for the
         # continuation of the last one (a list after a paragraph took the paragraph's place).
-        super().__init__(markdown)
+        super().__init__(markdown, parser_factory=new_parser)
         self._parsed = False  # Markdown's first parse is done: appends can start
         self._appending = False
         self._held = ""  # text waiting for the append in progress

@@ -154,6 +154,9 @@ class PromptEditor(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         from ..image_paste import image_path_in
 
+        # Terminals (and tmux) send a pasted line end as CR: one kind of line end for the
+        # count below, the editor and the model.
+        event.text = event.text.replace("\r\n", "\n").replace("\r", "\n")
         image = image_path_in(event.text, self.cwd)
         if image is not None:  # a dropped or pasted image file: attach it, not its path
             event.prevent_default()
