@@ -14,7 +14,11 @@ through here first; what is left is shown literally:
 * a carriage return ends a line (``\\r\\n`` and a lone ``\\r`` both become ``\\n``): progress
   bars read as lines instead of overwriting each other;
 * newlines and tabs are kept; a lone surrogate (undecodable input) becomes U+FFFD, which a
-  UTF-8 terminal can print.
+  UTF-8 terminal can print;
+* the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) are
+  written out (``\\u202e``): a terminal that reorders text by them would show a command or a
+  line of code in an order other than the one it runs in ("Trojan Source"). Right-to-left
+  text itself needs none of them and is shown as it is.
 
 :func:`one_line_safe` does the same for a one-row place (a menu entry), where a newline or
 a tab would break the row: they become pictures as well.
@@ -27,8 +31,9 @@ from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_BIDI_CONTROLS = "\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI_CONTROLS}]")
+_UNSAFE_IN_A_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f\ud800-\udfff{_BIDI_CONTROLS}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -41,7 +46,9 @@ def _picture(match: re.Match[str]) -> str:
         return "\u2421"
     if code <= 0x9F:
         return f"\\x{code:02x}"
-    return "\ufffd"  # a lone surrogate
+    if 0xD800 <= code <= 0xDFFF:  # a lone surrogate
+        return "\ufffd"
+    return f"\\u{code:04x}"  # a bidirectional control
 
 
 def terminal_safe(text: str) -> str:

@@ -7,8 +7,10 @@ session names and first prompts, the completion menu listing file names, the foo
 folder and branch, an extension's widget) could still carry one, and a single ESC in a
 segment is enough for the terminal to clear the screen, retitle the window or set the
 clipboard. So every strip the compositor turns into terminal output passes here: control
-characters in a text segment (C0 but newline handled by layout, DEL, C1) are dropped. They
-take no cell in Rich's width accounting, so the layout is unchanged. Segments that are
+characters in a text segment (C0 but newline handled by layout, DEL, C1) are dropped, and so
+are the bidirectional embeddings, overrides and isolates, which would make the terminal show a
+command in an order other than the one it runs in. None of them takes a cell in Rich's width
+accounting, so the layout is unchanged. Segments that are
 controls by design (cursor moves, which Textual marks as such) are left alone.
 """
 
@@ -23,7 +25,7 @@ from textual.strip import Strip
 if TYPE_CHECKING:
     from rich.console import Console
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _installed = False
 
 
