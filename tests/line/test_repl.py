@@ -139,6 +139,11 @@ def extension(wolli):
         await ctx.session.send_message({"custom_type": "note", "content": "remember this", "display": True})
     wolli.register_command("note", description="leave a note", handler=note)
     wolli.register_message_renderer("note", lambda message, options, theme: "NOTE: " + message.content)
+
+    async def count(args, ctx):
+        await ctx.session.send_message({"custom_type": "count", "content": "three", "display": True})
+    wolli.register_command("count", description="count", handler=count)
+    wolli.register_message_renderer("count", lambda message, options, theme: 3)  # not text: shown as str()
 '''
 
 
@@ -150,6 +155,9 @@ async def test_extension_renderers_print_as_text(line, faux):
     assert "* Weather lookup\n  Sunny\n  21 degrees\n" in text
     await term.send("/note")
     await term.wait_for("NOTE: remember this")
+    await term.send("/count")
+    text = await term.wait_for("\n3\n")
+    assert "[count] three" not in text  # the renderer's value, as in the full-screen app
 
 
 async def test_a_failed_answer_is_one_error_line(line, faux):

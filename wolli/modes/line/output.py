@@ -12,6 +12,7 @@ it is styled (tool rows in ``tool_text``): escape sequences in it are shown, nev
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -384,7 +385,10 @@ class LineOutput:
             return value if self.terminal.colour else strip_ansi(value)
         if hasattr(value, "__rich_console__") or hasattr(value, "__rich__"):
             return self.terminal.rich(value)
-        return None  # a Textual widget: the full-screen app's only
+        widgets = sys.modules.get("textual.widget")  # loaded only if the extension made one
+        if widgets is not None and isinstance(value, widgets.Widget):
+            return None  # the full-screen app's only: the built-in look here
+        return terminal_safe(str(value))  # a number, a dict: shown as the full-screen app shows it
 
     def _custom_message(self, message: CustomMessage) -> str | None:
         host = getattr(self.session, "services", None)
