@@ -27,6 +27,13 @@ def test_variables_expand_with_defaults_and_a_missing_one_is_reported():
     assert any("carrier-pigeon" in e for e in found.errors)
 
 
+def test_a_server_with_neither_command_nor_url_says_what_it_needs():
+    found = parse_text('{"mcpServers": {"empty": {}, "typo": {"comand": "x"}}}', "f.json", "agent", {})
+    assert found.servers == []
+    assert len(found.errors) == 2
+    assert all('needs a "command" (a stdio server) or a "url" (http or sse)' in e for e in found.errors)
+
+
 def test_a_malformed_file_is_one_line_naming_it():
     found = parse_text('{"mcpServers": {', "/p/.mcp.json", "project", {})
     assert found.servers == [] and found.errors[0].startswith("/p/.mcp.json:1:")

@@ -131,6 +131,8 @@ def parse_server(name: object, raw: object, scope: Scope, source: str, environ: 
     kind = raw.get("type") or raw.get("transport")
     if kind is None:
         kind = "stdio" if "command" in raw else "http" if "url" in raw else None
+    if kind is None:
+        raise ValueError("needs a \"command\" (a stdio server) or a \"url\" (http or sse)")
     transport = _TRANSPORTS.get(kind) if isinstance(kind, str) else None
     if transport is None:
         raise ValueError(f"unknown type {kind!r}: use stdio (a \"command\"), http or sse (a \"url\")")
