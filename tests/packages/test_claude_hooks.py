@@ -155,6 +155,16 @@ def test_import_claude_settings_writes_the_hooks_into_the_agent_settings(tmp_pat
     assert "permissions" not in stored
 
 
+def test_importing_a_missing_or_empty_settings_file_is_one_line(tmp_path):
+    missing = wolli_cli(["import", "claude-settings", str(tmp_path / "nope.json")], tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines() == [f"wolli: {tmp_path / 'nope.json'}: no such file"]
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    done = wolli_cli(["import", "claude-settings", str(empty)], tmp_path)
+    assert done.returncode == 1 and done.stderr.strip() == f"wolli: {empty}: no command hooks to import"
+
+
 async def test_imported_hooks_run_without_the_flag_and_unsupported_events_are_reported(faux, tmp_path):
     project = tmp_path / "project"
     project.mkdir()

@@ -187,7 +187,8 @@ def _import(words: list[str], settings, home: Path) -> int:  # type: ignore[no-u
     for problem in problems:
         _warn(problem)
     if not hooks:
-        _warn(f"{path}: no command hooks to import")
+        if not problems:  # else they said why (no such file, bad JSON): one line is enough
+            _warn(f"{path}: no command hooks to import")
         return 1
     data = parse_json(path.read_text("utf-8"))
     settings.update({"claudeHooks": data["hooks"]})
