@@ -76,6 +76,29 @@ async def test_a_long_paste_collapses_and_is_sent_whole(make_app, faux):
         assert faux.contexts[-1].messages[-1].content == pasted + " explain"
 
 
+async def test_up_brings_a_sent_paste_back_collapsed_and_down_keeps_the_draft_s_own(make_app, faux):
+    app = make_app()
+    async with running(app) as pilot:
+        pasted = "\n".join(f"log line {i}" for i in range(30))
+        app.editor.post_message(events.Paste(pasted))
+        await wait_until(lambda: "[paste #1 +30 lines]" in app.editor.text, 5, "the paste marker")
+        await pilot.press("end", *" explain")
+        faux.push("ok", "again")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 2)
+        draft = "\n".join(f"draft line {i}" for i in range(12))
+        app.editor.post_message(events.Paste(draft))
+        await wait_until(lambda: "[paste #2 +12 lines]" in app.editor.text, 5, "the draft's marker")
+        await pilot.press("home", "up")
+        assert app.editor.text == "[paste #1 +30 lines] explain"
+        await pilot.press("down")
+        assert app.editor.text == "[paste #2 +12 lines]"
+        await pilot.press("up")
+        await pilot.press("enter")
+        await idle_after(app, pilot, 4)
+        assert faux.contexts[-1].messages[-1].content == pasted + " explain"
+
+
 @pytest.mark.parametrize("newline", ["\r", "\r\n"], ids=["CR", "CRLF"])
 async def test_a_long_paste_with_terminal_line_ends_collapses_and_is_sent_with_newlines(make_app, faux, newline):
     # Terminals and tmux turn a pasted LF into CR (tmux paste-buffer without -r does): the

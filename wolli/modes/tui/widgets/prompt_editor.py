@@ -21,6 +21,7 @@ from ....config.keys import event_canonical
 from ...interactive.prompt_history import PromptHistory
 
 PASTE_COLLAPSE_LINES = 10
+RECALLED_COLLAPSED = 20  # how many sent prompts Up brings back with their pastes collapsed
 _PASTE_MARK = re.compile(r"\[paste #(\d+) \+\d+ lines\]")
 _IMAGE_MARK = re.compile(r"\[image #(\d+)\]")
 
@@ -70,7 +71,11 @@ class PromptEditor(TextArea):
         self.follow_up_keys = set(keys["app.message.followUp"])
         self.paste_image_keys = set(keys.get("app.clipboard.pasteImage", ()))
         self.pastes: dict[int, str] = {}
-        self._paste_count = 0
+        self._paste_count = 0  # never reset: a marker's number stays unique for the whole run
+        # A prompt sent with collapsed pastes -> how it stood in the editor (markers and their
+        # texts), so Up brings it back collapsed. This run's last few only: the history file
+        # keeps the text as it was sent.
+        self._sent_collapsed: dict[str, tuple[str, dict[int, str]]] = {}
         self.images: dict[int, Any] = {}  # ImageContent by the number in its [image #N] marker
         self._image_count = 0
         self.cwd = os.getcwd()  # where a pasted relative path is looked up (the app sets it)
@@ -127,6 +132,10 @@ class PromptEditor(TextArea):
         event.stop()
 
     def _replace(self, text: str, at_end: bool) -> None:
+        collapsed = self._sent_collapsed.get(text)
+        if collapsed is not None:  # a prompt of this run that held a long paste
+            text, pastes = collapsed
+            self.pastes.update(pastes)  # the draft's own pastes stay, for Down back to it
         self.text = text
         if at_end:
             self.move_cursor(self.document.end)
@@ -146,6 +155,11 @@ class PromptEditor(TextArea):
         if text.startswith("/"):  # an accepted completion leaves a space after the arguments
             text = text.rstrip()
         self.prompt_history.add(text)
+        if self.pastes and _PASTE_MARK.search(self.text):
+            self._sent_collapsed.pop(text, None)
+            self._sent_collapsed[text] = (self.text, dict(self.pastes))
+            while len(self._sent_collapsed) > RECALLED_COLLAPSED:
+                del self._sent_collapsed[next(iter(self._sent_collapsed))]
         self.clear_all()
         self.post_message(message_type(text, images))  # type: ignore[call-arg]
 
