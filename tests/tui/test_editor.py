@@ -168,6 +168,17 @@ async def test_a_running_bang_command_shows_the_working_row_until_it_ends(make_a
         assert not app.working.display
 
 
+async def test_a_running_bang_command_shows_its_latest_line_of_output(make_app):
+    app = make_app()
+    async with running(app) as pilot:
+        await type_and_send(pilot, "!echo building; printf '\\033[32mstep 2 of 3\\033[0m\\n\\n'; sleep 30")
+        await wait_until(lambda: "step 2 of 3" in app.working.render().plain, 10, "the command's last line")
+        assert "building" not in app.working.render().plain and "\x1b" not in app.working.render().plain
+        await pilot.press("escape")
+        await wait_until(lambda: len(app.query(BashExecutionView)) == 1, 10, "the stopped command's row")
+        assert app.working.detail is None
+
+
 async def test_shift_tab_cycles_the_thinking_level(make_app):
     app = make_app()
     async with running(app) as pilot:

@@ -237,12 +237,23 @@ class TuiController:
 
     async def _run_user_command(self, session: LiveSession, command: str, *, exclude: bool) -> None:
         """``!cmd``: its row comes with its events once it ends; meanwhile the working row
-        says something runs (and that Esc stops it), as no run of the agent starts it."""
+        says something runs (and that Esc stops it), as no run of the agent starts it, and
+        shows the command's latest line of output."""
+        from ..interactive.output_tail import LastLine
+
         working = self.app.working
+        last = LastLine()
+
+        def on_output(data: bytes) -> None:
+            line = last.feed(data)
+            if line is not None:
+                working.detail = line  # drawn at the row's next tick
+
         working.start()
         try:
-            await session.run_bash(command, exclude_from_context=exclude)
+            await session.run_bash(command, exclude_from_context=exclude, on_output=on_output)
         finally:
+            working.detail = None
             if session.is_idle():  # else a run started meanwhile owns the row
                 working.stop()
 

@@ -38,6 +38,9 @@ class WorkingRow(Widget):
         self.frames = list(DEFAULT_FRAMES)
         self.interval_s = 0.1
         self.message: str | None = None  # None: the default message
+        # After the message (a running !cmd's last line of output); drawn at the next tick,
+        # so output arriving fast costs no redraw per piece.
+        self.detail: str | None = None
         self.visible_override: bool | None = None  # set_working_visible
         self.running = False
         self.started = 0.0
@@ -120,7 +123,8 @@ class WorkingRow(Widget):
         clock = _clock(int(now - self.started))
         quiet = int(now - self.waiting_since) if self.waiting_since is not None else 0
         wait = f"no data from the model for {_clock(quiet)} · " if quiet >= SHOW_WAIT_AFTER_S else ""
-        rest = f" {self.message or DEFAULT_MESSAGE} ({wait}{clock} · Esc to interrupt)"
+        detail = f" · {self.detail}" if self.detail else ""
+        rest = f" {self.message or DEFAULT_MESSAGE}{detail} ({wait}{clock} · Esc to interrupt)"
         if "\x1b[" in frame:  # an extension's coloured indicator
             from rich.text import Text
 
