@@ -1,4 +1,4 @@
-"""RPC images that no provider can take are refused at the door, not stored in the session.
+"""RPC prompts no provider can take (bad images, an empty message) are refused at the door, not stored.
 
 Found by hand: ``prompt`` with ``images: [{"data": "!!!notbase64", "mimeType": "image/png"}]``
 (or ``"mimeType": "text/html"``) was accepted, written into the session and sent; a real
@@ -33,5 +33,16 @@ def test_a_bad_image_is_refused_and_nothing_is_sent(project, wolli_home, loopbac
         with pytest.raises(RpcError) as refused:
             client.request({"type": "prompt", "message": "look", "images": [image]})
         assert str(refused.value).endswith(f"prompt: {error}")
+        assert client.get_state()["messageCount"] == 0
+    assert loopback.requests == []
+
+
+@pytest.mark.parametrize("kind", ["prompt", "steer", "follow_up"])
+def test_an_empty_message_without_images_is_refused_and_nothing_is_sent(project, loopback, models, kind):
+    # -p, the TUI and line mode never send an empty prompt; a request for nothing still costs a call.
+    with start_client(project, *MODEL) as client:
+        with pytest.raises(RpcError) as refused:
+            client.request({"type": kind, "message": " \n\t "})
+        assert str(refused.value).endswith(f"{kind}: 'message' is empty")
         assert client.get_state()["messageCount"] == 0
     assert loopback.requests == []

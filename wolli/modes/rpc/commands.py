@@ -243,10 +243,19 @@ async def _settle_manual_compaction(server: RpcServer) -> None:
         await server.session.wait_for_idle()
 
 
-@command("prompt")
-async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+def _message(cmd: dict[str, Any]) -> tuple[str, list[ImageContent]]:
+    """A prompt's text and images; nothing to say at all is refused, as every other front end
+    refuses an empty prompt (a request for nothing would still cost a model call)."""
     text = _text(cmd, "message")
     images = _images(cmd)
+    if not text.strip() and not images:
+        raise CommandError(f"{cmd['type']}: 'message' is empty")
+    return text, images
+
+
+@command("prompt")
+async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Reply:
+    text, images = _message(cmd)
     behavior = _behavior(cmd)
     session = server.session
     found = _extension_command(server, text)
@@ -273,8 +282,7 @@ async def prompt(server: RpcServer, cmd: dict[str, Any]) -> Reply:
 
 
 async def _queue_message(server: RpcServer, cmd: dict[str, Any], behavior: StreamingBehavior) -> Reply:
-    text = _text(cmd, "message")
-    images = _images(cmd)
+    text, images = _message(cmd)
     if _extension_command(server, text) is not None:
         raise CommandError(f"{cmd['type']}: extension commands cannot be queued; send them with prompt")
     await _settle_manual_compaction(server)
