@@ -95,6 +95,14 @@ def test_name_is_the_latest_and_survives_a_torn_tail(tmp_path):
     assert read_session_info(m.get_session_file()).name is None
 
 
+def test_a_name_is_one_line(tmp_path):
+    m = make(tmp_path / "sessions", "/proj", "q")
+    m.append_session_info("  fix the\nflaky\t\ttest \r\n")
+    assert read_session_info(m.get_session_file()).name == "fix the flaky test"
+    m.append_session_info(" \n ")
+    assert read_session_info(m.get_session_file()).name is None
+
+
 def test_byte_search_is_not_fooled_by_message_content(tmp_path):
     root = tmp_path / "sessions"
     m = make(root, "/proj", '{"type":"session_info","name":"fake"}\n{"type":"tags"}')

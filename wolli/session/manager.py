@@ -570,7 +570,9 @@ class SessionManager:
         return self._append(LabelEntry, target_id=target_id, label=cleaned or None)
 
     def append_session_info(self, name: str | None) -> str:
-        cleaned = name.strip() if isinstance(name, str) else None
+        # One line: a name is shown in one row (footer, pickers, listings); newlines and tabs
+        # typed or sent into it become single spaces.
+        cleaned = " ".join(name.split()) if isinstance(name, str) else None
         return self._append(SessionInfoEntry, name=cleaned or None)
 
     def append_tags(self, tags: dict[str, str | None]) -> str | None:
