@@ -136,14 +136,17 @@ async def test_completion_menu_shows_descriptions_literally(make_app):
 
 async def test_a_session_name_with_a_newline_leaves_the_footer_two_lines(make_app):
     # /name typed with Ctrl+J (or set by an extension) held a newline: the name's second half
-    # took the footer's second row and pushed the tokens, context and model off screen.
+    # took the footer's second row and pushed the tokens, context and model off screen. A name
+    # is one line now (its newline a space); a status with one shows it as a picture.
     app = make_app()
     async with running(app, (100, 30)) as pilot:
         await pilot.press(*"/name first", "ctrl+j", *"second", "enter")
         await wait_until(lambda: "first" in _text(app.footer), 5, "the name in the footer")
+        app.surface.set_status("ext", "busy\nbee")
+        await wait_until(lambda: "busy" in _text(app.footer), 5, "the status in the footer")
         lines = _text(app.footer).split("\n")
         assert len(lines) == 2, lines
-        assert "first␊second" in lines[0] and "faux" in lines[1]
+        assert "first second" in lines[0] and "busy␊bee" in lines[0] and "faux" in lines[1]
 
 
 async def test_html_in_an_answer_is_shown_as_text_not_dropped(make_app, faux):
