@@ -118,3 +118,30 @@ def test_ctrl_g_with_an_editor_that_cannot_start_gives_the_screen_back(terminal_
     term.send("C-c")
     term.send("C-c")
     assert term.exit_status() == 0
+
+
+def test_with_stderr_sent_to_a_file_the_app_still_draws_on_the_terminal(terminal_run, loopback, tmp_path, wolli_home):
+    # Textual draws on stderr: `wolli 2>wolli.log` left the terminal blank and filled the log
+    # with the screen's escape codes.
+    import os
+    import shlex
+    import sys
+
+    from .tmux_terminal import TmuxTerminal
+
+    project = terminal_run.project  # the fixture wrote models.json and made this folder
+    log = tmp_path / "wolli.log"
+    command = f"exec {shlex.quote(sys.executable)} -m wolli --model local/local-model 2>{shlex.quote(str(log))}"
+    term = TmuxTerminal(["sh", "-c", command], cwd=str(project),
+                        env={"WOLLI_HOME": str(wolli_home), "HOME": os.environ["HOME"]})
+    try:
+        term.wait_for("local/local-model")
+        loopback.push(text_answer("Drawn on the terminal."))
+        term.type("hello")
+        term.send("Enter")
+        term.wait_for("Drawn on the terminal.")
+        term.send("C-d")
+        assert term.exit_status() == 0
+        assert "\x1b[" not in log.read_text(errors="replace")
+    finally:
+        term.close()

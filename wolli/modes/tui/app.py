@@ -47,6 +47,7 @@ from .widgets.working_row import WorkingRow
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+    from textual.driver import Driver
     from textual.notifications import SeverityLevel
 
     from ...agent.messages import AgentMessage, CustomMessage
@@ -155,6 +156,11 @@ class WolliApp(App[int]):
         # App.__init__ makes its stylesheet with the default theme's variables (a whole
         # colour system generated); _start_with_theme replaces them before anything is parsed.
         return super().get_css_variables() if self._theme_started else {}
+
+    def get_driver_class(self) -> type[Driver]:
+        from .terminal_driver import driver_for_this_terminal
+
+        return driver_for_this_terminal(super().get_driver_class())
 
     def get_default_screen(self) -> MainScreen:
         from .compositor import MainScreen
