@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from wolli.modes.interactive.completion import BuiltinCompletion, ProjectFiles, stack, suggestions
 from wolli.modes.interactive.fuzzy import fuzzy_score, rank
 
@@ -71,3 +73,22 @@ def test_file_matching_prefers_names_containing_the_query_and_needs_no_full_scor
     assert best[0] == "server.py" and len(best) == 50
     assert "docs/s_e_r_v.md" not in best  # fifty names contain "server" whole: no letter-by-letter search
     assert files.best("sv.md") == ["docs/s_e_r_v.md"]
+
+
+@pytest.mark.parametrize("engine", ["rg", "fdfind", "fd", "walk"])
+def test_every_lister_gives_a_name_with_a_newline_or_odd_bytes_as_one_entry(tmp_path, monkeypatch, engine):
+    # rg and fd print one name a line: a name holding a newline came back as two names of no file.
+    import os
+    import shutil
+
+    from wolli.modes.interactive import completion
+
+    if engine != "walk" and shutil.which(engine) is None:
+        pytest.skip(f"{engine} is not installed")
+    found = shutil.which
+    monkeypatch.setattr(completion.shutil, "which", lambda name: found(name) if name == engine else None)
+    (tmp_path / "new\nline.txt").write_text("x")
+    (tmp_path / os.fsdecode(b"odd\xff.bin")).write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "plain.txt").write_text("x")
+    assert ProjectFiles(str(tmp_path))._list() == sorted(["new\nline.txt", os.fsdecode(b"odd\xff.bin"), "sub/plain.txt"])

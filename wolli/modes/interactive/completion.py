@@ -56,18 +56,19 @@ class ProjectFiles:
     def _list(self) -> list[str]:
         from ...tools.supervisor import run_supervised  # with the first listing: it loads the process tree
 
-        for command in (["rg", "--files", "--hidden", "-g", "!.git"], ["fdfind", "--type", "f", "--hidden"],
-                        ["fd", "--type", "f", "--hidden"]):
+        # Names end with NUL, not a newline: a file name may hold a newline, and split there
+        # it became two entries that name no file.
+        for command in (["rg", "--files", "--null", "--hidden", "-g", "!.git"],
+                        ["fdfind", "--type", "f", "--hidden", "--print0"], ["fd", "--type", "f", "--hidden", "--print0"]):
             if shutil.which(command[0]) is None:
                 continue
             try:
-                out = run_supervised(
-                    command, cwd=self.cwd, capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
-                )
+                out = run_supervised(command, cwd=self.cwd, capture_output=True, timeout=5, stdin=subprocess.DEVNULL)
             except (OSError, subprocess.SubprocessError):
                 continue
             if out.returncode in (0, 1):
-                return sorted(out.stdout.splitlines())[:MAX_FILES]
+                names = (name.removeprefix(b"./") for name in out.stdout.split(b"\0"))  # fd -0 adds "./"
+                return sorted(os.fsdecode(name) for name in names if name)[:MAX_FILES]
         found: list[str] = []
         for root, dirs, files in os.walk(self.cwd):
             dirs[:] = [d for d in dirs if d not in self.SKIP and not d.startswith(".")]
