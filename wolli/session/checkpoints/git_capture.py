@@ -39,6 +39,9 @@ class GitSnapshot:
     kept: dict[str, FileState] = field(default_factory=dict)
     # why some dirty files were not kept (too many), for the record
     note: str | None = None
+    # path -> how it looked (stat), for files whose content could not be kept (too large,
+    # not a regular file): without content, this is how a change is told from none
+    stamps: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
 
 
 def _git(cwd: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
@@ -85,8 +88,18 @@ def snapshot(store: BlobStore, cwd: str, limit: int, top: str | None = None) -> 
         if index >= MAX_FILES:
             snap.note = f"{len(found) - MAX_FILES} more changed files were not kept"
             break
-        snap.kept[path] = capture(store, path, limit)
+        kept = snap.kept[path] = capture(store, path, limit)
+        if kept.skipped:
+            snap.stamps[path] = _stamp(path)
     return snap
+
+
+def _stamp(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def changes(store: BlobStore, before: GitSnapshot, limit: int, cache: HashCache | None = None) -> list[FileState]:
@@ -106,8 +119,14 @@ def changes(store: BlobStore, before: GitSnapshot, limit: int, cache: HashCache 
             continue
         if kept is None:
             continue  # dirty before but not kept (too many files): nothing to restore it from
+        if kept.skipped:
+            # Not kept, so it cannot be restored: recorded (as lost) only when it may have
+            # changed, not after every command while an untracked link to a folder is there.
+            if path not in before.stamps or _stamp(path) != before.stamps[path]:
+                out.append(kept)
+            continue
         now = current(path, cache)
-        if now.sha != kept.sha or kept.skipped:
+        if now.sha != kept.sha:
             out.append(kept)
     return out
 
