@@ -235,6 +235,20 @@ def test_files_that_could_not_be_kept_are_recorded_only_when_they_changed(repo, 
     assert set(found) == {"big.bin"} and found["big.bin"].skipped
 
 
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_the_repositorys_config_cannot_make_the_capture_run_a_program(repo, tmp_path):
+    # A model allowed to edit files wrote core.fsmonitor into .git/config; Wolli's own
+    # git status (around every shell command, unconfined, unasked) then ran it.
+    marker = tmp_path / "ran"
+    with open(repo / ".git" / "config", "a") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+    store = BlobStore(tmp_path / "blobs")
+    before = snapshot(store, str(repo), 10_000_000)
+    (repo / "clean.txt").write_text("changed by the command\n")
+    assert before is not None and "clean.txt" in {Path(s.path).name for s in changes(store, before, 10_000_000)}
+    assert not marker.exists()
+
+
 def test_outside_a_work_tree_nothing_is_captured(tmp_path):
     assert snapshot(BlobStore(tmp_path / "blobs"), str(tmp_path), 100) is None
 

@@ -44,8 +44,14 @@ class GitSnapshot:
     stamps: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
 
 
+# The repository's own config may name a program for git status to run (core.fsmonitor).
+# Whoever can edit files (accept-edits, a sandboxed command) can write .git/config, and
+# this git runs unconfined and unasked: it must never run such a program.
+_NO_PROGRAMS = ("-c", "core.fsmonitor=false")
+
+
 def _git(cwd: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
+    return subprocess.run(["git", *_NO_PROGRAMS, *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
                           stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
                           text=not binary)
 
