@@ -239,13 +239,17 @@ def test_files_that_could_not_be_kept_are_recorded_only_when_they_changed(repo, 
 def test_the_repositorys_config_cannot_make_the_capture_run_a_program(repo, tmp_path):
     # A model allowed to edit files wrote core.fsmonitor into .git/config; Wolli's own
     # git status (around every shell command, unconfined, unasked) then ran it.
+    # The same with a filter driver (run by status and by cat-file --filters).
     marker = tmp_path / "ran"
     with open(repo / ".git" / "config", "a") as config:
-        config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n')
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n'
+                     f'[filter "x"]\n\tclean = "touch {marker}; cat"\n\tsmudge = "touch {marker}; cat"\n')
+    (repo / ".gitattributes").write_text("*.txt filter=x\n")
     store = BlobStore(tmp_path / "blobs")
     before = snapshot(store, str(repo), 10_000_000)
     (repo / "clean.txt").write_text("changed by the command\n")
-    assert before is not None and "clean.txt" in {Path(s.path).name for s in changes(store, before, 10_000_000)}
+    found = {Path(s.path).name: s for s in changes(store, before, 10_000_000)}
+    assert store.get(found["clean.txt"].sha) == b"clean\n"
     assert not marker.exists()
 
 

@@ -44,16 +44,41 @@ class GitSnapshot:
     stamps: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
 
 
-# The repository's own config may name a program for git status to run (core.fsmonitor).
-# Whoever can edit files (accept-edits, a sandboxed command) can write .git/config, and
-# this git runs unconfined and unasked: it must never run such a program.
+# The repository's own config may name programs for git to run (core.fsmonitor, filter
+# drivers for status and cat-file --filters). Whoever can edit files (accept-edits, a
+# sandboxed command) can write .git/config, and this git runs unconfined and unasked: it
+# must never run them. The user's own (global, system) filters, such as Git LFS, stay.
 _NO_PROGRAMS = ("-c", "core.fsmonitor=false")
+_FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
 
 
 def _git(cwd: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    if args and args[0] in ("status", "cat-file"):
+        env.update(_without_repository_filters(cwd))
     return subprocess.run(["git", *_NO_PROGRAMS, *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-                          text=not binary)
+                          stdin=subprocess.DEVNULL, env=env, text=not binary)
+
+
+def _without_repository_filters(cwd: str) -> dict[str, str]:
+    """Environment that blanks the filter drivers the repository's config defines (a blank
+    command is no filter; git reads ``GIT_CONFIG_KEY_n`` from 2.31 on)."""
+    done = subprocess.run(["git", *_NO_PROGRAMS, "config", "-z", "--show-scope", "--get-regexp", _FILTER_KEYS],
+                          cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+    names: set[str] = set()
+    fields = done.stdout.split(b"\0")  # scope, then "key\nvalue", for each setting
+    for scope, setting in zip(fields[0::2], fields[1::2], strict=False):  # a trailing empty field
+        key = os.fsdecode(setting).split("\n", 1)[0]
+        if key.startswith("filter.") and scope not in (b"global", b"system"):
+            names.add(key[len("filter."):].rsplit(".", 1)[0])
+    pairs = [(f"filter.{name}.{part}", "false" if part == "required" else "")
+             for name in sorted(names) for part in ("clean", "smudge", "process", "required")]
+    if not pairs:
+        return {}
+    env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for index, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    return env
 
 
 def work_tree(cwd: str) -> str | None:
