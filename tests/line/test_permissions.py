@@ -49,6 +49,12 @@ async def test_plan_and_the_mode_in_the_status_line(line, faux, project):
     assert not (project / "x.py").exists() and "Allow it?" not in term.text
     await term.send("/plan")
     await term.wait_for("Permission mode: default")
+    await term.send("/permissions accept-edits")
+    await term.wait_for("Permission mode: accept-edits")
+    await term.wait_idle_prompt()
+    # Said once each: the command and the mode-change event used to print it both.
+    assert term.text.count("Permission mode: plan") == 1
+    assert term.text.count("Permission mode: accept-edits") == 1
 
 
 async def test_rewind_restores_the_file_and_puts_the_message_back(line, faux, project):

@@ -216,6 +216,43 @@ def test_what_a_command_changed_is_captured_from_git_status(repo, tmp_path):
     assert found["created.txt"].sha is None
 
 
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_files_that_could_not_be_kept_are_recorded_only_when_they_changed(repo, tmp_path):
+    # An untracked link to a folder, or a file past the size limit, was recorded after every
+    # command although untouched, and each rewind then listed it as lost.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "link").symlink_to(outside)
+    (repo / "big.bin").write_bytes(b"x" * 200)
+    store = BlobStore(tmp_path / "blobs")
+    before = snapshot(store, str(repo), 100)
+    assert before is not None and before.kept[str(repo / "big.bin")].skipped
+    (repo / "clean.txt").write_text("changed by the command\n")
+    assert {Path(s.path).name for s in changes(store, before, 100)} == {"clean.txt"}
+    before = snapshot(store, str(repo), 100)
+    (repo / "big.bin").write_bytes(b"y" * 300)
+    found = {Path(s.path).name: s for s in changes(store, before, 100)}
+    assert set(found) == {"big.bin"} and found["big.bin"].skipped
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_the_repositorys_config_cannot_make_the_capture_run_a_program(repo, tmp_path):
+    # A model allowed to edit files wrote core.fsmonitor into .git/config; Wolli's own
+    # git status (around every shell command, unconfined, unasked) then ran it.
+    # The same with a filter driver (run by status and by cat-file --filters).
+    marker = tmp_path / "ran"
+    with open(repo / ".git" / "config", "a") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}; false"\n'
+                     f'[filter "x"]\n\tclean = "touch {marker}; cat"\n\tsmudge = "touch {marker}; cat"\n')
+    (repo / ".gitattributes").write_text("*.txt filter=x\n")
+    store = BlobStore(tmp_path / "blobs")
+    before = snapshot(store, str(repo), 10_000_000)
+    (repo / "clean.txt").write_text("changed by the command\n")
+    found = {Path(s.path).name: s for s in changes(store, before, 10_000_000)}
+    assert store.get(found["clean.txt"].sha) == b"clean\n"
+    assert not marker.exists()
+
+
 def test_outside_a_work_tree_nothing_is_captured(tmp_path):
     assert snapshot(BlobStore(tmp_path / "blobs"), str(tmp_path), 100) is None
 

@@ -72,6 +72,19 @@ def test_deny_beats_ask_beats_allow_in_every_mode(where):
         assert decide(where, mode, "edit", {"path": "src/a.py"}, ruleset) == "allow"
 
 
+def test_path_rules_with_dot_dot_meet_the_folded_paths_tools_use(where):
+    # A deny rule reaching out of the working directory (``..``) was never hit: tool paths
+    # are folded (``/work/secrets/key``), the pattern was not (``/work/project/../secrets``).
+    ruleset = rules(deny=["Read(../secrets/**)", "Edit(src/../keep.txt)", "Read(//etc/./ssl/../hosts)"])
+    assert decide(where, "yolo", "read", {"path": "../secrets/key"}, ruleset) == "deny"
+    assert decide(where, "yolo", "read", {"path": where.cwd + "/../secrets/key"}, ruleset) == "deny"
+    assert decide(where, "yolo", "write", {"path": "keep.txt"}, ruleset) == "deny"
+    assert decide(where, "yolo", "read", {"path": "/etc/hosts"}, ruleset) == "deny"
+    assert decide(where, "yolo", "read", {"path": "../other/key"}, ruleset) == "allow"
+    allowed = rules(allow=["Edit(./lib/../src/**)"])
+    assert decide(where, "default", "edit", {"path": "src/a.py"}, allowed) == "allow"
+
+
 def test_plan_mode_is_not_lifted_by_allow_rules_or_extensions(where):
     ruleset = rules(allow=["Bash", "Edit"])
     assert decide(where, "plan", "edit", {"path": "a.py"}, ruleset) == "deny"

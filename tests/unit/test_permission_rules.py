@@ -169,6 +169,15 @@ def test_deny_patterns_look_everywhere():
     assert not _hit("rmdir x", "rm:*")
 
 
+def test_deny_patterns_see_what_find_runs():
+    # ``find -exec`` runs a command of its own, like xargs; a deny rule missed it.
+    for line in ("find . -exec rm -rf {} \\;", "find . -name '*.o' -execdir sudo rm -rf {} +",
+                 "find . -ok sh -c 'rm -rf build' \\; -print", "find / -exec ls {} \\; -exec rm -rf {} +"):
+        assert _hit(line, "rm -rf:*"), line
+    assert not _hit("find . -name rm -print", "rm:*")
+    assert not _hit("find . -exec", "rm:*")
+
+
 # ---------------------------------------------------------------------------- paths
 
 

@@ -17,7 +17,8 @@ subshell: see :mod:`.shell_words`) matches no pattern at all, except a pattern w
 **Denying and asking** is generous (:func:`line_hits`): a pattern hits when it matches any
 part that can be found, as written or unquoted, with the command's directory dropped
 (``/bin/rm``), behind wrappers (``sudo``, ``env``, ``xargs``, ``exec``, ``command``...),
-inside ``$(...)``, backticks and ``bash -c '...'`` / ``eval`` text, or the whole line.
+in ``find ... -exec``, inside ``$(...)``, backticks and ``bash -c '...'`` / ``eval`` text,
+or the whole line.
 
 A line longer than :data:`LONG_LINE` characters is not taken apart (that could take
 seconds on a megabyte of commands): no pattern but an exact one allows it, and a deny or ask
@@ -212,6 +213,8 @@ def candidate_texts(line: str, depth: int = 0) -> list[str]:
             payload = _shell_payload(words)
             if payload is not None:
                 out += candidate_texts(payload, depth + 1)
+            for action in _find_actions(words):
+                out += candidate_texts(action, depth + 1)
     for nested in parsed.nested:
         out += candidate_texts(nested, depth + 1)
     return out
@@ -230,6 +233,27 @@ def _variants(words: list[Word]) -> list[list[Word]]:
             break
         current = inner
     return [w for w in out if w]
+
+
+_FIND_RUNNERS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _find_actions(words: list[Word]) -> list[str]:
+    """The commands ``find ... -exec CMD {} ;`` runs (each up to its ``;`` or ``+``)."""
+    if not words or _base(words[0].value) != "find":
+        return []
+    actions: list[str] = []
+    i = 1
+    while i < len(words):
+        if words[i].value in _FIND_RUNNERS:
+            end = i + 1
+            while end < len(words) and words[end].value not in (";", "+"):
+                end += 1
+            if end > i + 1:
+                actions.append(_text(words[i + 1:end]))
+            i = end
+        i += 1
+    return actions
 
 
 def _shell_payload(words: list[Word]) -> str | None:

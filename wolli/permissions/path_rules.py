@@ -88,7 +88,25 @@ def absolute_glob(specifier: str, where: Where) -> tuple[str, bool]:
         glob, any_depth = where.cwd.rstrip("/") + "/" + text, False
     else:
         glob, any_depth = where.cwd.rstrip("/") + "/**/" + text, True
-    return (glob or "/"), any_depth
+    return (_fold_dots(glob) or "/"), any_depth
+
+
+def _fold_dots(glob: str) -> str:
+    """``.`` and ``..`` folded in the literal part of a glob, as tool paths are folded
+    (``Read(../secrets/**)`` must meet ``/work/secrets/key``); after a wildcard they stay."""
+    folded: list[str] = []
+    parts = glob.split("/")
+    for index, part in enumerate(parts):
+        if any(c in _GLOB_CHARS or c == "\\" for c in part):
+            return "/".join(folded + parts[index:])
+        if part == "." and index:
+            continue
+        if part == ".." and index:
+            if len(folded) > 1:
+                folded.pop()
+            continue
+        folded.append(part)
+    return "/".join(folded)
 
 
 @lru_cache(maxsize=2048)

@@ -191,6 +191,7 @@ class AcpFront(WithoutPickers):
 
     mode = "acp"
     shows_model_changes = False
+    shows_mode_changes = False
 
     def __init__(self, session: AcpSession, ui: AcpUI) -> None:
         self._session = session

@@ -50,6 +50,7 @@ def _age(modified: object) -> str:
 class LineFront:
     mode = "plain"
     shows_model_changes = True  # every model_select event is printed (output.py)
+    shows_mode_changes = True  # and every permission_mode_change event
 
     def __init__(self, repl: LineClient) -> None:
         self.repl = repl

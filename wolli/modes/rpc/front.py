@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 class RpcFront(WithoutPickers):
     mode = "rpc"
     shows_model_changes = False
+    shows_mode_changes = False
 
     def __init__(self, client: RpcServer) -> None:
         self._client = client

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class TuiFront:
     mode = "tui"
     shows_model_changes = False  # the footer shows the model; commands say when they changed it
+    shows_mode_changes = False
 
     def __init__(self, app: AppWithUI) -> None:
         self.app = app

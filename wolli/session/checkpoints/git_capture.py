@@ -39,12 +39,46 @@ class GitSnapshot:
     kept: dict[str, FileState] = field(default_factory=dict)
     # why some dirty files were not kept (too many), for the record
     note: str | None = None
+    # path -> how it looked (stat), for files whose content could not be kept (too large,
+    # not a regular file): without content, this is how a change is told from none
+    stamps: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
+
+
+# The repository's own config may name programs for git to run (core.fsmonitor, filter
+# drivers for status and cat-file --filters). Whoever can edit files (accept-edits, a
+# sandboxed command) can write .git/config, and this git runs unconfined and unasked: it
+# must never run them. The user's own (global, system) filters, such as Git LFS, stay.
+_NO_PROGRAMS = ("-c", "core.fsmonitor=false")
+_FILTER_KEYS = r"^filter\..*\.(clean|smudge|process)$"
 
 
 def _git(cwd: str, *args: str, binary: bool = False) -> subprocess.CompletedProcess[Any]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-                          text=not binary)
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    if args and args[0] in ("status", "cat-file"):
+        env.update(_without_repository_filters(cwd))
+    return subprocess.run(["git", *_NO_PROGRAMS, *args], cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False,
+                          stdin=subprocess.DEVNULL, env=env, text=not binary)
+
+
+def _without_repository_filters(cwd: str) -> dict[str, str]:
+    """Environment that blanks the filter drivers the repository's config defines (a blank
+    command is no filter; git reads ``GIT_CONFIG_KEY_n`` from 2.31 on)."""
+    done = subprocess.run(["git", *_NO_PROGRAMS, "config", "-z", "--show-scope", "--get-regexp", _FILTER_KEYS],
+                          cwd=cwd, capture_output=True, timeout=TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+    names: set[str] = set()
+    fields = done.stdout.split(b"\0")  # scope, then "key\nvalue", for each setting
+    for scope, setting in zip(fields[0::2], fields[1::2], strict=False):  # a trailing empty field
+        key = os.fsdecode(setting).split("\n", 1)[0]
+        if key.startswith("filter.") and scope not in (b"global", b"system"):
+            names.add(key[len("filter."):].rsplit(".", 1)[0])
+    pairs = [(f"filter.{name}.{part}", "false" if part == "required" else "")
+             for name in sorted(names) for part in ("clean", "smudge", "process", "required")]
+    if not pairs:
+        return {}
+    env = {"GIT_CONFIG_COUNT": str(len(pairs))}
+    for index, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    return env
 
 
 def work_tree(cwd: str) -> str | None:
@@ -85,8 +119,18 @@ def snapshot(store: BlobStore, cwd: str, limit: int, top: str | None = None) -> 
         if index >= MAX_FILES:
             snap.note = f"{len(found) - MAX_FILES} more changed files were not kept"
             break
-        snap.kept[path] = capture(store, path, limit)
+        kept = snap.kept[path] = capture(store, path, limit)
+        if kept.skipped:
+            snap.stamps[path] = _stamp(path)
     return snap
+
+
+def _stamp(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def changes(store: BlobStore, before: GitSnapshot, limit: int, cache: HashCache | None = None) -> list[FileState]:
@@ -106,8 +150,14 @@ def changes(store: BlobStore, before: GitSnapshot, limit: int, cache: HashCache 
             continue
         if kept is None:
             continue  # dirty before but not kept (too many files): nothing to restore it from
+        if kept.skipped:
+            # Not kept, so it cannot be restored: recorded (as lost) only when it may have
+            # changed, not after every command while an untracked link to a folder is there.
+            if path not in before.stamps or _stamp(path) != before.stamps[path]:
+                out.append(kept)
+            continue
         now = current(path, cache)
-        if now.sha != kept.sha or kept.skipped:
+        if now.sha != kept.sha:
             out.append(kept)
     return out
 

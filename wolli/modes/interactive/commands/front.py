@@ -45,6 +45,8 @@ class Front(Protocol):
     # True when the client prints every model change itself (the line mode's scrollback has
     # no footer): commands then do not announce the model again.
     shows_model_changes: bool
+    # The same for permission mode changes (``/permissions MODE``, ``/plan``).
+    shows_mode_changes: bool
 
     def notify(self, text: str, level: str = "info") -> None:
         """A short message: ``info``, ``warning`` or ``error``."""

@@ -77,7 +77,8 @@ async def _set_mode(ctx: CommandContext, name: str) -> None:
     except ModeError as exc:
         raise RuntimeError(f"{exc} (or allow/ask/deny RULE, remove KIND RULE, approve)") from None
     await ctx.session.permissions.set_mode(mode, "user")
-    ctx.front.notify(f"Permission mode: {mode} ({DESCRIPTIONS[mode]})")
+    if not ctx.front.shows_mode_changes:
+        ctx.front.notify(f"Permission mode: {mode} ({DESCRIPTIONS[mode]})")
 
 
 async def _add(ctx: CommandContext, kind: str, text: str) -> None:
