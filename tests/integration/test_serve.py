@@ -67,6 +67,16 @@ def test_commands_before_attach_are_refused(served):
         client.call({"type": "attach", "sessionId": "no-such-session"})
 
 
+def test_a_new_session_not_yet_saved_is_joined_by_an_id_prefix(served):
+    server = served()
+    first = server.client()
+    session_id = first.call({"type": "attach", "new": True})["sessionId"]
+    # Nothing was said yet, so there is no file: the id as `wolli serve --list` shows it,
+    # shortened, must still find the live session.
+    joined = server.client().call({"type": "attach", "sessionId": session_id[:8]})
+    assert joined["sessionId"] == session_id and joined["clients"] == 2
+
+
 def test_a_dialog_reaches_every_client_and_the_first_answer_wins(served, project):
     probe = project / "probe.py"
     probe.write_text(UI_PROBE)
