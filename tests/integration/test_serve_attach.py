@@ -103,6 +103,23 @@ def test_attach_shows_a_run_started_by_another_client_and_prompts(setup, loopbac
     assert [room["sessionId"] for room in live] == [session_id]  # detaching left it live
 
 
+def test_detach_leaves_quietly_without_reconnecting(setup):
+    project, servers, attached = setup
+    server = ServeProcess(project, project / "s.sock", *MODEL)
+    servers.append(server)
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    watcher = Attached(project, "--no-start", "--socket", str(server.socket_path), session_id)
+    attached.append(watcher)
+    watcher.wait_for(f"[attached to {session_id}; 2 client(s)")
+    watcher.type("/detach")
+    assert watcher.process.wait(30) == 0
+    # Leaving closed the connection; the server did not go anywhere, and nobody reconnected.
+    assert "went away" not in watcher.out and "reconnect" not in watcher.out, watcher.out
+    [room] = other.call({"type": "get_live_sessions"})["sessions"]
+    assert len(room["clients"]) == 1
+
+
 def test_attach_reconnects_to_a_restarted_server_after_kill_9(setup, loopback):
     project, servers, attached = setup
     server = ServeProcess(project, project / "s.sock", *MODEL)

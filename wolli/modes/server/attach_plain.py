@@ -40,6 +40,7 @@ class PlainAttach:
         self.busy = False
         self.session_id: str | None = None
         self._reconnect = reconnect
+        self._leaving = False  # /detach or EOF: the connection closing is ours, not the server going
         self._lock = threading.Lock()
 
     def write(self, text: str) -> None:
@@ -97,6 +98,7 @@ class PlainAttach:
             if self.busy:
                 prompt["streamingBehavior"] = "steer"
             self.client.send(prompt)
+        self._leaving = True
         self.client.close()
         return 0
 
@@ -104,6 +106,8 @@ class PlainAttach:
         while True:
             record = self.client.next_record()
             if record is None:
+                if self._leaving:
+                    return
                 self.write("[the server went away]\n")
                 if not self._reconnect_now():
                     return
