@@ -158,6 +158,12 @@ def test_tcp_needs_the_token(served, wolli_home):
     with pytest.raises(RuntimeError, match="authenticate first"):
         anonymous.wait_response("a")
     assert anonymous.next_record(10) is None  # and the connection is closed
+    for garbage in (b"not json\n", b"[1, 2]\n", b"\xff\xfe\n"):  # no command at all: the same
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(garbage)
+            said = _read_to_the_end(raw)  # closed at once, not left waiting 30 s for an auth
+        hello, error = [json.loads(line) for line in said.splitlines()]
+        assert hello["type"] == "server_hello" and error["success"] is False, garbage
 
     with pytest.raises(RuntimeError, match="wrong token"):
         ServerClient.tcp("127.0.0.1", port, token + "x")
@@ -165,6 +171,14 @@ def test_tcp_needs_the_token(served, wolli_home):
     client = ServerClient.tcp("127.0.0.1", port, token)
     assert client.call({"type": "attach", "new": True})["sessionId"]
     assert token not in server.stderr
+
+
+def _read_to_the_end(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a timeout fails)."""
+    said = b""
+    while chunk := sock.recv(4096):
+        said += chunk
+    return said
 
 
 def test_a_given_token_is_neither_stored_nor_printed(served, wolli_home):
