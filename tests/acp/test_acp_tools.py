@@ -66,6 +66,18 @@ async def test_write_rejected_leaves_the_file_and_the_turn_goes_on(project: Path
     assert "denied" in str(loopback.requests[1].json["messages"][-1]).lower()
 
 
+async def test_an_answer_that_was_not_offered_refuses_the_call_and_says_so(project: Path, models,
+                                                                          loopback) -> None:
+    loopback.push(tool_call_answer("write", {"path": "new.txt", "content": "text\n"}), text_answer("unreached"))
+    async with editor(project, *MODEL) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        client.permission_answers = ["yes-please"]  # no option has this id
+        await conn.prompt(session_id=sid, prompt=[text_block("write new.txt")])
+        assert "'yes-please', which was not one of the options offered" in client.text(sid)
+        assert client.of(sid, "tool_call_update")[-1].status == "failed"
+    assert not (project / "new.txt").exists()
+
+
 async def test_edit_goes_through_the_editors_buffer(project: Path, models, loopback) -> None:
     target = project / "app.py"
     target.write_text("value = 'disk'\n")
