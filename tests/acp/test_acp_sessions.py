@@ -87,6 +87,19 @@ async def test_a_prompt_sent_during_a_turn_is_cancelled_with_it(project: Path, m
     assert len(loopback.requests) == 1
 
 
+async def test_an_empty_prompt_is_refused_and_nothing_is_sent(project: Path, models, loopback) -> None:
+    async with editor(project, *MODEL) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        for empty in ([], [text_block("  \n")]):
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=sid, prompt=empty)
+            assert refused.value.code == -32602 and "the prompt is empty" in str(refused.value.data)
+        loopback.push(text_answer("still fine"))
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("hi")])).stop_reason == "end_turn"
+    assert len(loopback.requests) == 1
+    assert loopback.requests[0].json["messages"][-1]["content"] in ("hi", [{"type": "text", "text": "hi"}])
+
+
 async def test_load_replays_history_and_continues(project: Path, models, loopback) -> None:
     (project / "notes.txt").write_text("alpha\n")
     loopback.push(tool_call_answer("read", {"path": "notes.txt"}), text_answer("The file says alpha."))
