@@ -294,7 +294,10 @@ class AcpSession:
     # ------------------------------------------------------------------ history
 
     async def replay(self) -> None:
-        """The session's conversation as updates (``session/load``), sent before the answer."""
+        """The session's conversation as updates (``session/load``), sent before the answer.
+        Its calls are kept apart from the running ones: a turn may be going on (the editor
+        opened the thread again), and its calls in progress must stay known."""
+        calls: dict[str, tuple[str, Any]] = {}
         for message in self.live.messages:
             role = getattr(message, "role", None)
             if role == "user":
@@ -312,16 +315,15 @@ class AcpSession:
                     elif block.type == "thinking" and not getattr(block, "redacted", False):
                         self.stream.text("agent_thought_chunk", block.thinking)
                     elif block.type == "toolCall":
-                        self._running[block.id] = (block.name, block.arguments)
+                        calls[block.id] = (block.name, block.arguments)
                         start = updates.tool_start(block.id, block.name, block.arguments, self.live.cwd)
                         self.stream.update(start)
             elif role == "toolResult":
-                name, args = self._running.pop(message.tool_call_id, (message.tool_name, {}))
+                name, args = calls.pop(message.tool_call_id, (message.tool_name, {}))
                 self.stream.update(updates.tool_end(message.tool_call_id, message, message.is_error))
                 plan = updates.plan_from_tool(name, args, message)
                 if plan is not None:
                     self.stream.update(plan)
-        self._running.clear()
         await self.stream.drained()
 
     async def close(self) -> None:
