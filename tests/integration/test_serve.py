@@ -208,6 +208,14 @@ def test_a_second_server_on_the_same_socket_is_refused(served):
     assert first.process.poll() is None
 
 
+def test_a_file_where_the_socket_goes_is_left_alone(served, project):
+    (project / "s.sock").write_text("my notes\n")
+    server = served()
+    assert server.process.wait(30) == 1
+    wait_until_sync(lambda: "is not a socket" in server.stderr, 10, "the reason on stderr")
+    assert (project / "s.sock").read_text() == "my notes\n"
+
+
 def test_serve_list_shows_sessions_and_clients(served, project):
     server = served()
     client = server.client()

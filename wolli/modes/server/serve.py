@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import ssl
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -316,6 +317,8 @@ def _clear_stale_socket(path: Path, running: dict[str, object] | None) -> None:
     refused (with its clients named) while any is."""
     if not path.exists():
         return
+    if not stat.S_ISSOCK(path.lstat().st_mode):  # someone's file: never removed to make room
+        raise OSError(f"{path} exists and is not a socket; give --socket another path, or move that file away")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.settimeout(2)
