@@ -71,6 +71,35 @@ async def test_cancel_mid_stream_then_the_next_prompt_works(project: Path, model
     assert "aborted" in file.read_text() and "Part" in file.read_text()
 
 
+async def test_a_prompt_sent_during_a_turn_is_cancelled_with_it(project: Path, models, loopback) -> None:
+    loopback.push(hanging_answer("A first answer that never ends", pieces=4))
+    loopback.push(text_answer("An answer nobody asked for any more."))
+    async with editor(project, *MODEL) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        first = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await client.wait_for(sid, "agent_message_chunk")
+        second = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("and then")]))
+        await asyncio.sleep(0)  # the second prompt is written before the cancel
+        await conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(first, 20)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(second, 20)).stop_reason == "cancelled"
+        assert "nobody asked" not in client.text(sid)
+    assert len(loopback.requests) == 1
+
+
+async def test_an_empty_prompt_is_refused_and_nothing_is_sent(project: Path, models, loopback) -> None:
+    async with editor(project, *MODEL) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        for empty in ([], [text_block("  \n")]):
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=sid, prompt=empty)
+            assert refused.value.code == -32602 and "the prompt is empty" in str(refused.value.data)
+        loopback.push(text_answer("still fine"))
+        assert (await conn.prompt(session_id=sid, prompt=[text_block("hi")])).stop_reason == "end_turn"
+    assert len(loopback.requests) == 1
+    assert loopback.requests[0].json["messages"][-1]["content"] in ("hi", [{"type": "text", "text": "hi"}])
+
+
 async def test_load_replays_history_and_continues(project: Path, models, loopback) -> None:
     (project / "notes.txt").write_text("alpha\n")
     loopback.push(tool_call_answer("read", {"path": "notes.txt"}), text_answer("The file says alpha."))

@@ -3,6 +3,7 @@ slash commands."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from acp import text_block
 from tests.support.acp_client import MODEL, editor
 from tests.support.openai_chat import text_answer, tool_call_answer
 from tests.support.rpc import write_models
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -66,6 +68,18 @@ async def test_write_rejected_leaves_the_file_and_the_turn_goes_on(project: Path
     assert "denied" in str(loopback.requests[1].json["messages"][-1]).lower()
 
 
+async def test_an_answer_that_was_not_offered_refuses_the_call_and_says_so(project: Path, models,
+                                                                          loopback) -> None:
+    loopback.push(tool_call_answer("write", {"path": "new.txt", "content": "text\n"}), text_answer("unreached"))
+    async with editor(project, *MODEL) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        client.permission_answers = ["yes-please"]  # no option has this id
+        await conn.prompt(session_id=sid, prompt=[text_block("write new.txt")])
+        assert "'yes-please', which was not one of the options offered" in client.text(sid)
+        assert client.of(sid, "tool_call_update")[-1].status == "failed"
+    assert not (project / "new.txt").exists()
+
+
 async def test_edit_goes_through_the_editors_buffer(project: Path, models, loopback) -> None:
     target = project / "app.py"
     target.write_text("value = 'disk'\n")
@@ -101,6 +115,25 @@ async def test_bash_runs_in_the_editors_terminal(project: Path, models, loopback
         assert end.status == "completed" and "from-the-terminal" in end.raw_output["content"]
     assert "from-the-terminal" in str(loopback.requests[1].json["messages"][-1])
 
+
+
+async def test_loading_a_session_while_its_command_waits_still_shows_the_terminal(project: Path, models,
+                                                                                 loopback) -> None:
+    loopback.push(tool_call_answer("bash", {"command": "echo from-the-terminal"}), text_answer("Ran it."))
+    async with editor(project, *MODEL, terminal=True) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        client.hold_permission = asyncio.Event()
+        client.permission_answers = ["allow_once"]
+        turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("run it")]))
+        await wait_until(lambda: bool(client.permission_requests), 20, "the permission question")
+        # The editor opens the thread again (a second window) while the command waits for consent:
+        # replaying the history must not make Wolli forget the call that is still running.
+        await conn.load_session(cwd=str(project), session_id=sid, mcp_servers=[])
+        client.hold_permission.set()
+        assert (await asyncio.wait_for(turn, 20)).stop_reason == "end_turn"
+        assert client.terminals
+        embedded = [c for u in client.of(sid, "tool_call_update") for c in (u.content or []) if c.type == "terminal"]
+        assert embedded and embedded[0].terminal_id == "term-1"
 
 EXTENSION = '''
 def extension(wolli):

@@ -67,6 +67,16 @@ def test_commands_before_attach_are_refused(served):
         client.call({"type": "attach", "sessionId": "no-such-session"})
 
 
+def test_a_new_session_not_yet_saved_is_joined_by_an_id_prefix(served):
+    server = served()
+    first = server.client()
+    session_id = first.call({"type": "attach", "new": True})["sessionId"]
+    # Nothing was said yet, so there is no file: the id as `wolli serve --list` shows it,
+    # shortened, must still find the live session.
+    joined = server.client().call({"type": "attach", "sessionId": session_id[:8]})
+    assert joined["sessionId"] == session_id and joined["clients"] == 2
+
+
 def test_a_dialog_reaches_every_client_and_the_first_answer_wins(served, project):
     probe = project / "probe.py"
     probe.write_text(UI_PROBE)
@@ -148,6 +158,12 @@ def test_tcp_needs_the_token(served, wolli_home):
     with pytest.raises(RuntimeError, match="authenticate first"):
         anonymous.wait_response("a")
     assert anonymous.next_record(10) is None  # and the connection is closed
+    for garbage in (b"not json\n", b"[1, 2]\n", b"\xff\xfe\n"):  # no command at all: the same
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(garbage)
+            said = _read_to_the_end(raw)  # closed at once, not left waiting 30 s for an auth
+        hello, error = [json.loads(line) for line in said.splitlines()]
+        assert hello["type"] == "server_hello" and error["success"] is False, garbage
 
     with pytest.raises(RuntimeError, match="wrong token"):
         ServerClient.tcp("127.0.0.1", port, token + "x")
@@ -155,6 +171,14 @@ def test_tcp_needs_the_token(served, wolli_home):
     client = ServerClient.tcp("127.0.0.1", port, token)
     assert client.call({"type": "attach", "new": True})["sessionId"]
     assert token not in server.stderr
+
+
+def _read_to_the_end(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a timeout fails)."""
+    said = b""
+    while chunk := sock.recv(4096):
+        said += chunk
+    return said
 
 
 def test_a_given_token_is_neither_stored_nor_printed(served, wolli_home):
@@ -182,6 +206,14 @@ def test_a_second_server_on_the_same_socket_is_refused(served):
     assert second.process.wait(30) == 1
     assert "already listens" in second.stderr
     assert first.process.poll() is None
+
+
+def test_a_file_where_the_socket_goes_is_left_alone(served, project):
+    (project / "s.sock").write_text("my notes\n")
+    server = served()
+    assert server.process.wait(30) == 1
+    wait_until_sync(lambda: "is not a socket" in server.stderr, 10, "the reason on stderr")
+    assert (project / "s.sock").read_text() == "my notes\n"
 
 
 def test_serve_list_shows_sessions_and_clients(served, project):

@@ -4,6 +4,7 @@ server on demand (which leaves after its idle timeout)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.loopback import json_reply
 from tests.support.openai_chat import text_answer
 from tests.support.processes import alive, processes_with
 from tests.support.rpc import write_models
@@ -101,6 +103,45 @@ def test_attach_shows_a_run_started_by_another_client_and_prompts(setup, loopbac
     assert watcher.finish() == 0
     live = other.call({"type": "get_live_sessions"})["sessions"]
     assert [room["sessionId"] for room in live] == [session_id]  # detaching left it live
+
+
+def test_a_line_typed_while_the_session_waits_to_retry_is_queued(setup, loopback, wolli_home):
+    project, servers, attached = setup
+    (wolli_home / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 60000}}))
+    server = ServeProcess(project, project / "s.sock", *MODEL)
+    servers.append(server)
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    loopback.push(json_reply(503, {"error": {"message": "overloaded"}}))  # then a minute's wait to retry
+    other.call({"type": "prompt", "message": "first"})
+    wait_until_sync(lambda: other.call({"type": "get_state"})["runState"] == "retrying", 20, "the retry wait")
+    # Joining now, nothing is streaming, but the session is not idle: a typed line must be
+    # queued for the run, not refused as "already processing".
+    watcher = Attached(project, "--no-start", "--socket", str(server.socket_path), session_id)
+    attached.append(watcher)
+    watcher.wait_for(f"[attached to {session_id}; 2 client(s)")
+    watcher.type("typed during the wait")
+    wait_until_sync(lambda: other.call({"type": "get_state"})["pendingMessageCount"] == 1
+                    or "[error]" in watcher.out, 20, "the line to be queued")
+    assert "[error]" not in watcher.out, watcher.out
+    other.call({"type": "abort"})
+
+
+def test_detach_leaves_quietly_without_reconnecting(setup):
+    project, servers, attached = setup
+    server = ServeProcess(project, project / "s.sock", *MODEL)
+    servers.append(server)
+    other = server.client()
+    session_id = other.call({"type": "attach", "new": True})["sessionId"]
+    watcher = Attached(project, "--no-start", "--socket", str(server.socket_path), session_id)
+    attached.append(watcher)
+    watcher.wait_for(f"[attached to {session_id}; 2 client(s)")
+    watcher.type("/detach")
+    assert watcher.process.wait(30) == 0
+    # Leaving closed the connection; the server did not go anywhere, and nobody reconnected.
+    assert "went away" not in watcher.out and "reconnect" not in watcher.out, watcher.out
+    [room] = other.call({"type": "get_live_sessions"})["sessions"]
+    assert len(room["clients"]) == 1
 
 
 def test_attach_reconnects_to_a_restarted_server_after_kill_9(setup, loopback):

@@ -146,6 +146,16 @@ def test_invalid_messages_are_rejected(bad):
         parse_agent_message(bad)
 
 
+@pytest.mark.parametrize("value", [None, "free", 3, []])
+def test_a_nested_object_of_the_wrong_kind_is_a_named_error(value):
+    # The written-out decoder hands values that are no JSON object to the field's own decoder.
+    with pytest.raises(WireError, match="usage: expected an object for Usage"):
+        AssistantMessage.model_validate({"role": "assistant", "content": [], "usage": value})
+    with pytest.raises(WireError, match="cost: expected an object for ModelCost"):
+        Model.model_validate({"id": "m", "name": "m", "api": "openai-completions", "provider": "p",
+                              "baseUrl": "http://127.0.0.1", "cost": value})
+
+
 def test_agent_messages_round_trip_through_the_union():
     messages = [
         BashExecutionMessage(command="ls", output="a", exit_code=0, full_output_path="/tmp/x", timestamp=1),

@@ -99,11 +99,11 @@ def _compile_fast(cls: type[WireModel], plan: _Plan, hints: dict[str, Any]) -> C
         body.append("    if v is M:")
         body.append("        return None" if name in required else "        pass")
         body.append("    else:")
+        names[f"d{index}"] = decode  # the field's own decoder: _fast_nested's lines fall back on it too
         check = _fast_check(hint, f"d{index}", f"l{index}", names)
         if check is None:
             check = _fast_nested(hint, index, names)
         if check is None:
-            names[f"d{index}"] = decode
             body.append(f"        v = d{index}(v)")
         else:
             body.extend("        " + line for line in check)

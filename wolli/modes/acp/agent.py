@@ -242,6 +242,8 @@ class WolliAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: object) -> schema.PromptResponse:
         session = self._session(session_id)
         text, images = prompt_content(prompt)
+        if not text.strip() and not images:  # nothing for the model; a provider would refuse it
+            raise RequestError.invalid_params({"message": "the prompt is empty: send text, an image or a resource"})
         stop = await session.prompt(text, images)
         return schema.PromptResponse(stop_reason=stop)
 

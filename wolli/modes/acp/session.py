@@ -51,7 +51,8 @@ class AcpSession:
         self.files = files
         self.id = live.session_id
         self.stream = updates.UpdateStream(lambda update: client.session_update(session_id=self.id, update=update))
-        self.cancelled = False
+        self._cancels = 0  # session/cancel calls so far: a turn is cancelled if this moved during it
+        self._turns = asyncio.Lock()  # one turn at a time; a prompt sent during a turn waits its end
         self._running: dict[str, tuple[str, Any]] = {}  # tool call id -> (name, args)
         self._in_terminal: set[str] = set()
         self._stop_observing = live.observe(self._on_event)
@@ -208,19 +209,25 @@ class AcpSession:
     # ------------------------------------------------------------------ turns
 
     async def prompt(self, text: str, images: list[Any]) -> StopReason:
+        cancels = self._cancels
+        async with self._turns:
+            if self._cancels != cancels:  # cancelled while it waited for the turn before it
+                return "cancelled"
+            return await self._turn(text, images, cancels)
+
+    async def _turn(self, text: str, images: list[Any], cancels: int) -> StopReason:
         from ...extensions.errors import CommandUnavailable, ExtensionCommandError
         from ...runtime.live.live_session import NoModelError
 
         token = CURRENT.set(self)
-        self.cancelled = False
         try:
-            await self.live.wait_for_idle()
+            await self.live.wait_for_idle()  # a run an extension started
             found = find_builtin(text)
             if found is not None and found[0].name in ACP_BUILTINS:
                 await run_builtin(CommandContext(AcpFront(self, self.ui), self.host, self.live), text)
                 self._report_title()  # /name
                 await self.stream.drained()
-                return "cancelled" if self.cancelled else "end_turn"
+                return "cancelled" if self._cancels != cancels else "end_turn"
             before = len(self.live.messages)
             try:
                 await self.live.prompt(text, images)
@@ -231,14 +238,14 @@ class AcpSession:
             self._report_usage()
             self._report_title()
             try:
-                return self._stop_reason(before)
+                return self._stop_reason(before, cancelled=self._cancels != cancels)
             finally:  # what the turn said reaches the editor before its answer
                 await self.stream.drained()
         finally:
             CURRENT.reset(token)
 
-    def _stop_reason(self, before: int) -> StopReason:
-        if self.cancelled:
+    def _stop_reason(self, before: int, *, cancelled: bool) -> StopReason:
+        if cancelled:
             return "cancelled"
         answers = [m for m in self.live.messages[before:] if getattr(m, "role", None) == "assistant"]
         if not answers:
@@ -280,13 +287,17 @@ class AcpSession:
                                                   size=int(usage["context_window"])))
 
     def cancel(self) -> None:
-        self.cancelled = True
+        """Abort the running turn; prompts waiting for it answer ``cancelled`` unrun."""
+        self._cancels += 1
         self.live.abort()
 
     # ------------------------------------------------------------------ history
 
     async def replay(self) -> None:
-        """The session's conversation as updates (``session/load``), sent before the answer."""
+        """The session's conversation as updates (``session/load``), sent before the answer.
+        Its calls are kept apart from the running ones: a turn may be going on (the editor
+        opened the thread again), and its calls in progress must stay known."""
+        calls: dict[str, tuple[str, Any]] = {}
         for message in self.live.messages:
             role = getattr(message, "role", None)
             if role == "user":
@@ -304,16 +315,15 @@ class AcpSession:
                     elif block.type == "thinking" and not getattr(block, "redacted", False):
                         self.stream.text("agent_thought_chunk", block.thinking)
                     elif block.type == "toolCall":
-                        self._running[block.id] = (block.name, block.arguments)
+                        calls[block.id] = (block.name, block.arguments)
                         start = updates.tool_start(block.id, block.name, block.arguments, self.live.cwd)
                         self.stream.update(start)
             elif role == "toolResult":
-                name, args = self._running.pop(message.tool_call_id, (message.tool_name, {}))
+                name, args = calls.pop(message.tool_call_id, (message.tool_name, {}))
                 self.stream.update(updates.tool_end(message.tool_call_id, message, message.is_error))
                 plan = updates.plan_from_tool(name, args, message)
                 if plan is not None:
                     self.stream.update(plan)
-        self._running.clear()
         await self.stream.drained()
 
     async def close(self) -> None:

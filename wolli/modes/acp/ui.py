@@ -116,7 +116,13 @@ class AcpUI(NullUI):
         finally:
             remove()
         outcome = answer.outcome
-        return outcome.option_id if getattr(outcome, "outcome", None) == "selected" else None
+        if getattr(outcome, "outcome", None) != "selected":
+            return None
+        if outcome.option_id not in {option.option_id for option in options}:  # the editor's bug: say so
+            session.say(f"The editor answered {tool_call.title!r} with {outcome.option_id!r}, which was not one "
+                        "of the options offered; treated as cancelled.")
+            return None
+        return str(outcome.option_id)
 
     async def ask_permission(self, request: PermissionRequest, *, signal: AbortSignal | None = None) -> PermissionAnswer:
         call = request.tool_call

@@ -37,9 +37,9 @@ class PlainAttach:
                  reconnect: Callable[[], ServerClient] | None = None) -> None:
         self.client = client
         self.out = out or sys.stdout
-        self.busy = False
         self.session_id: str | None = None
         self._reconnect = reconnect
+        self._leaving = False  # /detach or EOF: the connection closing is ours, not the server going
         self._lock = threading.Lock()
 
     def write(self, text: str) -> None:
@@ -59,8 +59,6 @@ class PlainAttach:
             self.write("\n")
         elif kind == "tool_execution_start":
             self.write(f"[tool {record.get('toolName')}]\n")
-        elif kind == "run_state":
-            self.busy = record.get("state") != "idle"
         elif kind == "notice":
             self.write(f"[{record.get('level')}] {record.get('message')}\n")
         elif kind == "extension_ui_request" and record.get("method") == "notify":
@@ -74,7 +72,6 @@ class PlainAttach:
         command.update({"sessionId": session_id} if session_id else {"new": True, "cwd": cwd})
         data = self.client.call(command, on_other=self.show)
         self.session_id = data["sessionId"]
-        self.busy = data["state"].get("isStreaming", False)
         for message in data["messages"][-history:] if history else []:
             role = message.get("role")
             if role in ("user", "assistant"):
@@ -93,10 +90,11 @@ class PlainAttach:
             if text.strip() == "/abort":
                 self.client.send({"type": "abort"})
                 continue
-            prompt: dict[str, Any] = {"type": "prompt", "message": text}
-            if self.busy:
-                prompt["streamingBehavior"] = "steer"
-            self.client.send(prompt)
+            # Always with a streaming behaviour: an idle session runs it as a prompt, a busy one
+            # (another client's run, a retry wait) takes it as a steer. What this client last
+            # heard of the run state may be stale by the time the line arrives.
+            self.client.send({"type": "prompt", "message": text, "streamingBehavior": "steer"})
+        self._leaving = True
         self.client.close()
         return 0
 
@@ -104,6 +102,8 @@ class PlainAttach:
         while True:
             record = self.client.next_record()
             if record is None:
+                if self._leaving:
+                    return
                 self.write("[the server went away]\n")
                 if not self._reconnect_now():
                     return

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...agent.events import to_jsonable
 from ...runtime.live.options import SessionOptions
-from ..common.framing import encode_record
+from ..common.framing import OversizedRecord, decode_record, encode_record
 from ..rpc import queries
 from ..rpc.commands import CommandError, CommandSpec, Reply, get_messages
 from ..rpc.core import RpcCore
@@ -340,6 +340,13 @@ class ClientConnection(RpcCore, asyncio.Protocol):
 
     # ------------------------------------------------------------------ what may be sent
 
+    def handle_line(self, line: bytes) -> None:
+        if not self.authenticated and (line.strip() or isinstance(line, OversizedRecord)) and not _is_command(line):
+            # Before auth, a line that is no command at all gets its error and the
+            # connection ends, as any other first line but auth does (docs/server.md).
+            asyncio.get_running_loop().call_soon(self.stop)
+        super().handle_line(line)
+
     def refuse(self, kind: str, command: dict[str, Any]) -> str | None:
         if not self.authenticated and kind != "auth":
             asyncio.get_running_loop().call_soon(self.stop)
@@ -355,6 +362,13 @@ class ClientConnection(RpcCore, asyncio.Protocol):
             room.ui.answer(response)
         else:
             self.server.ui.answer(response)  # a dialog of the whole server (sandbox, MCP)
+
+
+def _is_command(line: bytes) -> bool:
+    try:
+        return isinstance(decode_record(line), dict)
+    except ValueError:
+        return False
 
 
 class _Unconnected:

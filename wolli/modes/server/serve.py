@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import ssl
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -227,7 +228,7 @@ class ResidentServer:
         return await self.host.create_session(options)
 
     async def open_session(self, ref: str, *, cwd: str | None = None) -> LiveSession:
-        live = self.host.get_session(ref) or self._resident_by_file(ref)
+        live = self.host.get_session(ref) or self._resident_by_file(ref) or self._resident_by_prefix(ref)
         if live is not None:
             return live
         for session_id, closing in list(self._closing.items()):  # being closed: let it finish
@@ -243,6 +244,13 @@ class ResidentServer:
             opening.add_done_callback(lambda _: self._opening.pop(ref, None))
         # Shielded: a client that goes away mid-open does not cancel it for the others.
         return await asyncio.shield(opening)
+
+    def _resident_by_prefix(self, ref: str) -> LiveSession | None:
+        """The one resident session whose id starts with ``ref``: a new session has no file
+        yet, so the host's lookup among saved sessions would not find it by a prefix."""
+        prefix = ref.strip().lower()
+        found = [s for s in self.host.resident.values() if prefix and s.session_id.startswith(prefix)]
+        return found[0] if len(found) == 1 else None
 
     def _resident_by_file(self, ref: str) -> LiveSession | None:
         """The resident session saved in the file ``ref`` names, if it is one (found without
@@ -309,6 +317,8 @@ def _clear_stale_socket(path: Path, running: dict[str, object] | None) -> None:
     refused (with its clients named) while any is."""
     if not path.exists():
         return
+    if not stat.S_ISSOCK(path.lstat().st_mode):  # someone's file: never removed to make room
+        raise OSError(f"{path} exists and is not a socket; give --socket another path, or move that file away")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.settimeout(2)
