@@ -458,8 +458,10 @@ class RemoteRuntime:
         command: Record = {"type": "prompt", "message": text}
         if images:
             command["images"] = [to_jsonable(image) for image in images]
-        if not session.is_idle():
-            command["streamingBehavior"] = "followUp" if follow_up else "steer"
+        # Always with a streaming behaviour: what this client last heard of the run state can be
+        # stale (another client's run just started), and without one a busy session refuses the
+        # line; an idle session runs it as a prompt either way.
+        command["streamingBehavior"] = "followUp" if follow_up else "steer"
         self._send(command)
 
     async def run_command(self, text: str) -> None:
