@@ -188,3 +188,16 @@ def test_entry_from_span_matches_entry_from_line():
             got = type(exc)
         assert got == expected
         start = end + 1
+
+
+def test_a_file_in_a_newer_format_is_not_opened_for_appending_but_can_be_read(tmp_path):
+    path = tmp_path / "future.jsonl"
+    header = {"type": "session", "version": 9, "id": "f0", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    entry = {"type": "custom", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+             "customType": "note", "data": {}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
+    before = path.read_bytes()
+    with pytest.raises(store.SessionFileError, match="session format 9, newer than this Wolli's \\(3\\)"):
+        store.load(path)
+    assert len(store.load(path, require_header=False).entries) == 1  # the HTML export still shows it
+    assert path.read_bytes() == before

@@ -315,6 +315,12 @@ def load(path: str | os.PathLike[str], *, require_header: bool = True, lazy: boo
     with gc_paused():
         raw_header = json.loads(header_line)
         version = header_version(raw_header)
+        if version > SESSION_VERSION and require_header:
+            # Entries of this format appended to a newer one could spoil it for the Wolli
+            # (or pi) that wrote it; readers that only show a file still read what they can.
+            raise SessionFileError(
+                f"{os.fspath(path)} was written in session format {version}, newer than this Wolli's "
+                f"({SESSION_VERSION}); open it with the newer version, or start a new session")
         if version < SESSION_VERSION:  # pi's v1/v2: upgraded here, rewritten by the manager
             raw, pos = _migrated(raw, pos, raw_header), 0
             result.header = SessionHeader.model_validate(raw_header)
