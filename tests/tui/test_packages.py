@@ -93,7 +93,6 @@ async def test_packages_in_an_attached_app_install_on_the_server(pip_offline, se
         # rebuilt when the server's extensions reload (seen 1 run in 3; left for a fix, see the
         # stop-41 note), which made this wait hang.
         await wait_until(lambda: "todo" in server_extensions(), 120, "the install on the server")
-        assert "todo" in server_extensions()  # loaded by the server
         assert not any(name.startswith("wolli_examples") for name in sys.modules)  # loaded there, not here
 
         await type_and_send(pilot, "/packages")
